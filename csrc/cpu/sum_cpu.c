@@ -1,0 +1,253 @@
+/* redux CPU kernels, C11, single-threaded over the range they are given
+ * (the shim fans ranges out with at::parallel_for).
+ *
+ * Contents
+ *   conversions     fp16 / bf16 bits <-> float, round to nearest even
+ *   partial_*       sum of a contiguous range into LANES interleaved
+ *                   accumulators (element i goes to lane i % LANES), lanes
+ *                   then combined by a fixed tree: the compiler vectorizes
+ *                   the lanes, and the order is a function of the count.
+ *   acc kinds       float-class outputs (f32, f16, bf16): fp64 lanes;
+ *                   f64 outputs: compensated fp64 (hi + lo, TwoSum);
+ *                   i64 outputs: wrapping 64-bit integer.
+ *   redux_cpu_*     the C API of redux.h: partial, combine, rows, cols.
+ * Compiled with -ffp-contract=off: no fused multiply-adds may change the
+ * rounding of the error-free transforms.
+ */
+#include <string.h>
+
+#include "redux/redux.h"
+
+#define LANES 8
+
+/* ---- conversions ---- */
+
+static inline float bits_to_float(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static inline uint32_t float_to_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static inline float f16_to_float(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t man = h & 0x3ffu;
+  if (exp == 0x1f) return bits_to_float(sign | 0x7f800000u | (man << 13)); /* inf, NaN */
+  if (exp != 0) return bits_to_float(sign | ((exp + 112u) << 23) | (man << 13));
+  /* zero or subnormal: man * 2^-24, exact in float */
+  float v = (float)man * 5.9604644775390625e-8f;
+  return sign ? -v : v;
+}
+
+static inline uint16_t float_to_f16(float f) {
+  const uint32_t u = float_to_bits(f);
+  const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+  const uint32_t abs = u & 0x7fffffffu;
+  if (abs >= 0x7f800000u) /* inf or NaN (keep NaN quiet) */
+    return (uint16_t)(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
+  if (abs >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to inf */
+  if (abs < 0x38800000u) {                                    /* subnormal or zero in fp16 */
+    /* Round abs * 2^24 to an integer, nearest even: the fp16 subnormal code. */
+    const float scaled = bits_to_float(abs) * 16777216.0f; /* exact: power of two */
+    uint32_t q = (uint32_t)scaled;
+    const float rem = scaled - (float)q;
+    if (rem > 0.5f || (rem == 0.5f && (q & 1u))) ++q;
+    return (uint16_t)(sign | q);
+  }
+  /* normal: drop 13 mantissa bits with round-to-nearest-even */
+  const uint32_t rounded = abs + 0xfffu + ((abs >> 13) & 1u);
+  return (uint16_t)(sign | ((rounded - 0x38000000u) >> 13));
+}
+
+static inline float bf16_to_float(uint16_t b) { return bits_to_float((uint32_t)b << 16); }
+
+static inline uint16_t float_to_bf16(float f) {
+  const uint32_t u = float_to_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* ---- partial sums over a contiguous range ---- */
+
+static inline double tree8(const double l[LANES]) {
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+
+/* Float-class outputs: fp64 lanes. LOAD converts one element to double. */
+#define LOAD_F32(p, i) ((double)((const float *)(p))[i])
+#define LOAD_F16(p, i) ((double)f16_to_float(((const uint16_t *)(p))[i]))
+#define LOAD_BF16(p, i) ((double)bf16_to_float(((const uint16_t *)(p))[i]))
+#define LOAD_F64(p, i) (((const double *)(p))[i])
+
+#define DEFINE_PARTIAL_D(NAME, LOAD)                                      \
+  static double NAME(const void *x, int64_t count) {                      \
+    double lane[LANES] = {0, 0, 0, 0, 0, 0, 0, 0};                        \
+    int64_t i = 0;                                                        \
+    for (; i + LANES <= count; i += LANES)                                \
+      for (int k = 0; k < LANES; ++k) lane[k] += LOAD(x, i + k);          \
+    for (int k = 0; i + k < count; ++k) lane[k] += LOAD(x, i + k);        \
+    return tree8(lane);                                                   \
+  }
+DEFINE_PARTIAL_D(partial_d_f32, LOAD_F32)
+DEFINE_PARTIAL_D(partial_d_f16, LOAD_F16)
+DEFINE_PARTIAL_D(partial_d_bf16, LOAD_BF16)
+
+/* Compensated: value = hi + lo. */
+static inline void two_sum_add(double *hi, double *lo, double x) {
+  const double s = *hi + x;
+  const double bp = s - *hi;
+  const double err = (*hi - (s - bp)) + (x - bp);
+  *hi = s;
+  *lo += err;
+}
+
+static inline void dd_combine(double *hi, double *lo, double bhi, double blo) {
+  const double blo_total = *lo + blo;
+  *lo = blo_total;
+  two_sum_add(hi, lo, bhi);
+}
+
+#define DEFINE_PARTIAL_DD(NAME, LOAD)                                             \
+  static void NAME(const void *x, int64_t count, double *out_hi, double *out_lo) { \
+    double hi[LANES] = {0, 0, 0, 0, 0, 0, 0, 0};                                  \
+    double lo[LANES] = {0, 0, 0, 0, 0, 0, 0, 0};                                  \
+    int64_t i = 0;                                                                \
+    for (; i + LANES <= count; i += LANES)                                        \
+      for (int k = 0; k < LANES; ++k) two_sum_add(&hi[k], &lo[k], LOAD(x, i + k)); \
+    for (int k = 0; i + k < count; ++k) two_sum_add(&hi[k], &lo[k], LOAD(x, i + k)); \
+    for (int w = 1; w < LANES; w *= 2)                                            \
+      for (int k = 0; k < LANES; k += 2 * w) dd_combine(&hi[k], &lo[k], hi[k + w], lo[k + w]); \
+    *out_hi = hi[0];                                                              \
+    *out_lo = lo[0];                                                              \
+  }
+DEFINE_PARTIAL_DD(partial_dd_f64, LOAD_F64)
+DEFINE_PARTIAL_DD(partial_dd_f32, LOAD_F32)
+
+static int64_t partial_i64(const void *x, int64_t count) {
+  const int64_t *p = (const int64_t *)x;
+  uint64_t lane[LANES] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + LANES <= count; i += LANES)
+    for (int k = 0; k < LANES; ++k) lane[k] += (uint64_t)p[i + k];
+  uint64_t s = 0;
+  for (; i < count; ++i) s += (uint64_t)p[i];
+  for (int k = 0; k < LANES; ++k) s += lane[k];
+  return (int64_t)s;
+}
+
+/* ---- C API ---- */
+
+static int is_float_class(redux_dtype t) { return t == REDUX_F32 || t == REDUX_F16 || t == REDUX_BF16; }
+
+redux_status redux_cpu_sum_partial(const void *x, int64_t count, redux_dtype in, redux_dtype out,
+                                   redux_cpu_acc *acc) {
+  if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
+  if (count < 0) return REDUX_ERR_SHAPE;
+  acc->hi = 0.0;
+  acc->lo = 0.0;
+  acc->i = 0;
+  if (is_float_class(out)) {
+    acc->hi = in == REDUX_F32 ? partial_d_f32(x, count)
+            : in == REDUX_F16 ? partial_d_f16(x, count)
+                              : partial_d_bf16(x, count);
+  } else if (out == REDUX_F64) {
+    if (in == REDUX_F64) partial_dd_f64(x, count, &acc->hi, &acc->lo);
+    else partial_dd_f32(x, count, &acc->hi, &acc->lo);
+  } else {
+    acc->i = partial_i64(x, count);
+  }
+  return REDUX_OK;
+}
+
+static void store_output(redux_dtype out, double hi, double lo, int64_t i, void *y, int64_t k) {
+  switch (out) {
+    case REDUX_F32: ((float *)y)[k] = (float)hi; break;
+    case REDUX_F64: ((double *)y)[k] = hi + lo; break;
+    case REDUX_F16: ((uint16_t *)y)[k] = float_to_f16((float)hi); break;
+    case REDUX_BF16: ((uint16_t *)y)[k] = float_to_bf16((float)hi); break;
+    case REDUX_I64: ((int64_t *)y)[k] = i; break;
+  }
+}
+
+redux_status redux_cpu_sum_combine(const redux_cpu_acc *accs, int64_t count, redux_dtype out, void *y,
+                                   int64_t y_index) {
+  double hi = 0.0, lo = 0.0;
+  uint64_t i = 0;
+  for (int64_t k = 0; k < count; ++k) {
+    if (out == REDUX_F64) dd_combine(&hi, &lo, accs[k].hi, accs[k].lo);
+    else hi += accs[k].hi;
+    i += (uint64_t)accs[k].i;
+  }
+  store_output(out, hi, lo, (int64_t)i, y, y_index);
+  return REDUX_OK;
+}
+
+static int64_t dtype_bytes(redux_dtype t) {
+  return (t == REDUX_F64 || t == REDUX_I64) ? 8 : (t == REDUX_F32 ? 4 : 2);
+}
+
+redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64_t row_end, int64_t n,
+                                redux_dtype in, redux_dtype out) {
+  if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
+  if (n < 0 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
+  const char *base = (const char *)x;
+  const int64_t pitch = n * dtype_bytes(in);
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    redux_cpu_acc acc;
+    redux_cpu_sum_partial(base + r * pitch, n, in, out, &acc);
+    redux_cpu_sum_combine(&acc, 1, out, y, r);
+  }
+  return REDUX_OK;
+}
+
+/* One columns work item: columns [c0, c0 + width) of slice o, over all n. */
+#define COL_LOOP(ACC_STMT)                                         \
+  for (int64_t r = 0; r < n; ++r) {                                \
+    const int64_t row = (o * n + r) * inner + c0;                  \
+    for (int64_t c = 0; c < width; ++c) { ACC_STMT; }              \
+  }
+
+static void cols_item(const void *x, void *y, redux_shape s, int64_t o, int64_t c0, int64_t width,
+                      redux_dtype in, redux_dtype out) {
+  const int64_t n = s.n, inner = s.inner;
+  double hi[REDUX_CPU_COL_BLOCK];
+  double lo[REDUX_CPU_COL_BLOCK];
+  uint64_t iv[REDUX_CPU_COL_BLOCK];
+  for (int64_t c = 0; c < width; ++c) {
+    hi[c] = 0.0;
+    lo[c] = 0.0;
+    iv[c] = 0;
+  }
+  if (is_float_class(out)) {
+    if (in == REDUX_F32) COL_LOOP(hi[c] += LOAD_F32(x, row + c))
+    else if (in == REDUX_F16) COL_LOOP(hi[c] += LOAD_F16(x, row + c))
+    else COL_LOOP(hi[c] += LOAD_BF16(x, row + c))
+  } else if (out == REDUX_F64) {
+    if (in == REDUX_F64) COL_LOOP(two_sum_add(&hi[c], &lo[c], LOAD_F64(x, row + c)))
+    else COL_LOOP(two_sum_add(&hi[c], &lo[c], LOAD_F32(x, row + c)))
+  } else {
+    COL_LOOP(iv[c] += (uint64_t)((const int64_t *)x)[row + c])
+  }
+  for (int64_t c = 0; c < width; ++c) store_output(out, hi[c], lo[c], (int64_t)iv[c], y, o * inner + c0 + c);
+}
+
+redux_status redux_cpu_sum_cols(const void *x, void *y, redux_shape s, int64_t item_begin,
+                                int64_t item_end, redux_dtype in, redux_dtype out) {
+  if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
+  if (s.outer < 0 || s.n < 0 || s.inner < 0 || item_begin < 0 || item_end < item_begin)
+    return REDUX_ERR_SHAPE;
+  const int64_t blocks = (s.inner + REDUX_CPU_COL_BLOCK - 1) / REDUX_CPU_COL_BLOCK;
+  for (int64_t k = item_begin; k < item_end; ++k) {
+    const int64_t o = k / blocks;
+    const int64_t c0 = (k % blocks) * REDUX_CPU_COL_BLOCK;
+    const int64_t width = s.inner - c0 < REDUX_CPU_COL_BLOCK ? s.inner - c0 : REDUX_CPU_COL_BLOCK;
+    cols_item(x, y, s, o, c0, width, in, out);
+  }
+  return REDUX_OK;
+}

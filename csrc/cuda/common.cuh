@@ -1,0 +1,139 @@
+/* Shared plumbing of the CUDA kernel families (internal to csrc/cuda).
+ *
+ *   dispatch_pair     calls f.template operator()<In, Out>() for a supported
+ *                     (input, output) dtype pair: the one list of pairs.
+ *   family_plan       the shape-only decomposition of a problem into work
+ *                     items, and the workspace it needs (counters, partials).
+ *   grid_for          the grid a launch uses: forced, or filled from the
+ *                     device's SM count and occupancy, balanced in waves.
+ *   last_block_ticket the single-pass finish: a block publishes its partial
+ *                     and learns whether it is the last of its segment.
+ */
+#ifndef REDUX_CUDA_COMMON_CUH
+#define REDUX_CUDA_COMMON_CUH
+
+#include <cuda_runtime.h>
+
+#include "redux/redux.h"
+#include "redux/reduce.cuh"
+
+namespace redux {
+
+/* Threads per block of every family kernel. Part of the reduction tree:
+ * changing it changes the bits (never the grid). */
+constexpr int kBlock = 256;
+/* Work items a problem is cut into at most (shape-only: never from the
+ * device), so partials stay few and the finish stays cheap. */
+constexpr int64_t kTargetItems = 8192;
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+template <typename F>
+redux_status dispatch_pair(redux_dtype in, redux_dtype out, F &&f) {
+  if (in == out) {
+    switch (in) {
+      case REDUX_F32: return f.template operator()<float, float>();
+      case REDUX_F64: return f.template operator()<double, double>();
+      case REDUX_F16: return f.template operator()<__half, __half>();
+      case REDUX_BF16: return f.template operator()<__nv_bfloat16, __nv_bfloat16>();
+      case REDUX_I64: return f.template operator()<int64_t, int64_t>();
+    }
+  }
+  if (in == REDUX_F16 && out == REDUX_F32) return f.template operator()<__half, float>();
+  if (in == REDUX_BF16 && out == REDUX_F32) return f.template operator()<__nv_bfloat16, float>();
+  if (in == REDUX_F32 && out == REDUX_F64) return f.template operator()<float, double>();
+  return REDUX_ERR_DTYPE;
+}
+
+/* Bytes of one element of a dtype. */
+inline int64_t elem_bytes(redux_dtype t) {
+  return (t == REDUX_F64 || t == REDUX_I64) ? 8 : (t == REDUX_F32 ? 4 : 2);
+}
+
+struct acc_bytes_fn {
+  size_t *bytes;
+  template <typename In, typename Out>
+  redux_status operator()() const {
+    *bytes = sizeof(typename sum_policy<In, Out>::acc_t);
+    return REDUX_OK;
+  }
+};
+
+/* Bytes of the accumulator of an (input, output) pair; 0 if unsupported. */
+inline size_t acc_bytes(redux_dtype in, redux_dtype out) {
+  size_t bytes = 0;
+  dispatch_pair(in, out, acc_bytes_fn{&bytes});
+  return bytes;
+}
+
+/* How a problem is cut. items: work items (one block-sized unit each);
+ * segments: independent outputs groups finished by a last block (0: every
+ * item writes its outputs directly); partials: accumulators in workspace. */
+struct family_plan {
+  int64_t items;
+  int64_t segments;
+  int64_t partials;
+  int64_t chunks;  /* items per segment along n */
+  int64_t chunk;   /* elements of n per chunk */
+};
+
+/* Workspace: [segments x uint32 counters, padded to 256 B][partials]. */
+inline size_t counters_bytes(const family_plan &p) {
+  return p.segments == 0 ? 0 : (size_t)ceil_div(p.segments * 4, 256) * 256;
+}
+inline size_t workspace_bytes(const family_plan &p, size_t acc_bytes) {
+  return p.segments == 0 ? 0 : counters_bytes(p) + (size_t)p.partials * acc_bytes;
+}
+
+/* Blocks for a launch of `kernel` over `items` work items. The grid never
+ * changes the result; it is sized for speed: at most what fits on the device
+ * at once, balanced so every block does the same number of items (+-1). */
+template <typename K>
+int grid_for(K kernel, int64_t items, int forced, size_t smem = 0) {
+  if (forced > 0) return forced;
+  int dev = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 1;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, smem);
+  int64_t fit = (int64_t)(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
+  int64_t waves = ceil_div(items, fit);
+  int64_t g = ceil_div(items, waves);
+  return (int)(g < 1 ? 1 : g);
+}
+
+/* Called by every thread of a block after thread 0 stored the block's
+ * partial. Returns true in every thread of the block that completed
+ * segment `seg` last; that block may then read all partials of the segment.
+ * Integer atomics only: the sum itself never goes through an atomic. */
+__device__ __forceinline__ bool last_block_ticket(unsigned int *counters, int64_t seg,
+                                                  unsigned int count) {
+  __shared__ bool is_last;
+  if (threadIdx.x == 0) {
+    __threadfence(); /* publish the partial before taking the ticket */
+    unsigned int t = atomicAdd(&counters[seg], 1u);
+    is_last = (t == count - 1);
+  }
+  __syncthreads();
+  bool last = is_last;
+  if (last) __threadfence(); /* see every other block's partial */
+  __syncthreads();           /* is_last may be rewritten by the next item */
+  return last;
+}
+
+/* Reads a partial stored by another block of this launch: through L2 only
+ * (ld.global.cg), since this SM's L1 may hold a stale copy of the line. */
+__device__ __forceinline__ double load_partial(const double *p) { return __ldcg(p); }
+__device__ __forceinline__ float load_partial(const float *p) { return __ldcg(p); }
+__device__ __forceinline__ unsigned long long load_partial(const unsigned long long *p) { return __ldcg(p); }
+__device__ __forceinline__ dd load_partial(const dd *p) {
+  return dd{__ldcg(&p->hi), __ldcg(&p->lo)};
+}
+
+/* Launch error check shared by the launchers. */
+inline redux_status launch_status() {
+  return cudaGetLastError() == cudaSuccess ? REDUX_OK : REDUX_ERR_CUDA;
+}
+
+}  // namespace redux
+
+#endif /* REDUX_CUDA_COMMON_CUH */

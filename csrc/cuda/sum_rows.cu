@@ -1,0 +1,109 @@
+/* Rows [outer, n] -> [outer], the reduced dim innermost and contiguous.
+ *
+ *   sum_rows_kernel  short rows (n * elem_size <= kRowsGroupMaxBytes): a
+ *                    group of `width` lanes (a power of two <= 32, chosen
+ *                    from n) owns a row; lane l takes vectors l, l + width,
+ *                    ... of the row, adds them in order, and the group
+ *                    reduces with shuffles. kBlock / width rows per block,
+ *                    blocks grid-stride over row groups. No workspace.
+ *   long rows        launch_chunks (sum_full.cu): several blocks per row,
+ *                    last-block finish.
+ * The lane mapping and trees depend on (n, dtype) only; see sum_full.cu.
+ */
+#include "common.cuh"
+#include "families.h"
+
+namespace redux {
+
+constexpr int kRowsUnroll = 4;
+constexpr int64_t kRowsGroupMaxBytes = 8192;
+
+/* Lanes per row: enough that each lane has about kRowsUnroll vectors. */
+static int rows_width(int64_t n, redux_dtype in) {
+  const int64_t per_lane = (16 / elem_bytes(in)) * kRowsUnroll;
+  int w = 1;
+  while (w < 32 && (int64_t)w * per_lane < n) w *= 2;
+  return w;
+}
+
+template <typename In, typename Out, bool ALIGNED>
+__global__ void __launch_bounds__(kBlock)
+sum_rows_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, int64_t n, int width) {
+  using P = sum_policy<In, Out>;
+  using acc_t = typename P::acc_t;
+  constexpr int VEC = vec_of<In>::value;
+  const int lane = threadIdx.x % width;
+  const int group = threadIdx.x / width;
+  const int64_t groups = kBlock / width;
+  const int64_t step = (int64_t)width * VEC * kRowsUnroll;
+
+  /* The loop bound is uniform across the block: every lane reaches the
+   * shuffles of every iteration. */
+  for (int64_t row0 = (int64_t)blockIdx.x * groups; row0 < outer; row0 += (int64_t)gridDim.x * groups) {
+    const int64_t row = row0 + group;
+    acc_t acc = P::zero();
+    if (row < outer) {
+      const In *base = x + row * n;
+      int64_t t0 = 0;
+      for (; t0 + step <= n; t0 += step) {
+        In v[kRowsUnroll][VEC];
+#pragma unroll
+        for (int u = 0; u < kRowsUnroll; ++u)
+          load_vec<In, VEC, ALIGNED>(base + t0 + ((int64_t)u * width + lane) * VEC, v[u]);
+#pragma unroll
+        for (int u = 0; u < kRowsUnroll; ++u)
+#pragma unroll
+          for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[u][e]);
+      }
+      for (int u = 0; u < kRowsUnroll; ++u) {
+        const int64_t i0 = t0 + ((int64_t)u * width + lane) * VEC;
+        if (i0 + VEC <= n) {
+          In v[VEC];
+          load_vec<In, VEC, ALIGNED>(base + i0, v);
+#pragma unroll
+          for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
+        } else {
+          for (int64_t i = i0; i < n; ++i) acc = P::add(acc, base[i]);
+        }
+      }
+    }
+    acc = warp_reduce_sum<P>(acc, width);
+    if (row < outer && lane == 0) y[row] = P::finish(acc);
+  }
+}
+
+struct launch_rows_fn {
+  const void *x;
+  void *y;
+  redux_shape s;
+  int width;
+  int grid;
+  cudaStream_t stream;
+
+  template <typename In, typename Out>
+  redux_status operator()() const {
+    const bool aligned = ((uintptr_t)x % 16 == 0) && ((s.n * (int64_t)sizeof(In)) % 16 == 0);
+    auto kernel = aligned ? sum_rows_kernel<In, Out, true> : sum_rows_kernel<In, Out, false>;
+    const int64_t items = ceil_div(s.outer, kBlock / width);
+    const int g = grid_for(kernel, items, grid);
+    kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.outer, s.n,
+                                     width);
+    return launch_status();
+  }
+};
+
+static bool rows_use_chunks(redux_shape s, redux_dtype in) {
+  return s.n * elem_bytes(in) > kRowsGroupMaxBytes;
+}
+
+redux_status launch_rows(const void *x, void *y, void *ws, size_t ws_bytes, redux_shape s,
+                         redux_dtype in, redux_dtype out, int grid, cudaStream_t stream) {
+  if (rows_use_chunks(s, in)) return launch_chunks(x, y, ws, ws_bytes, s, in, out, grid, stream);
+  return dispatch_pair(in, out, launch_rows_fn{x, y, s, rows_width(s.n, in), grid, stream});
+}
+
+size_t rows_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out) {
+  return rows_use_chunks(s, in) ? chunks_workspace_bytes(s, in, out) : 0;
+}
+
+}  // namespace redux

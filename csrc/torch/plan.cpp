@@ -1,0 +1,184 @@
+#include "plan.h"
+
+#include <ATen/WrapDimUtils.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace redux_shim {
+
+namespace {
+
+std::optional<redux_dtype> to_redux(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return REDUX_F32;
+    case at::kDouble: return REDUX_F64;
+    case at::kHalf: return REDUX_F16;
+    case at::kBFloat16: return REDUX_BF16;
+    case at::kLong: return REDUX_I64;
+    default: return std::nullopt;
+  }
+}
+
+bool is_supported_input(at::ScalarType t) {
+  return at::isFloatingType(t) || at::isIntegralType(t, /*includeBool=*/true);
+}
+
+}  // namespace
+
+SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                      bool keepdim, std::optional<at::ScalarType> dtype) {
+  TORCH_CHECK(self.defined(), op, ": argument 'self' is an undefined tensor");
+  TORCH_CHECK(self.layout() == at::kStrided, op, ": argument 'self' must be a dense (strided) tensor, got layout ",
+              self.layout());
+  TORCH_CHECK(self.device().is_cpu() || self.device().is_cuda(), op,
+              ": argument 'self' must be on a CPU or CUDA device, got ", self.device());
+  TORCH_CHECK(is_supported_input(self.scalar_type()), op, ": argument 'self' has dtype ",
+              self.scalar_type(),
+              ", which is not supported (expected float32, float64, float16, bfloat16, an integer "
+              "type or bool)");
+
+  SumPlan plan;
+  // torch.sum's dtype rule: an explicit dtype wins; integers and bool sum
+  // to int64; floating types keep their dtype.
+  if (dtype.has_value()) {
+    TORCH_CHECK(to_redux(*dtype).has_value(), op, ": argument 'dtype' is ", *dtype,
+                ", which is not supported (expected float32, float64, float16, bfloat16 or int64)");
+    plan.out_dtype = *dtype;
+  } else {
+    plan.out_dtype = at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type();
+  }
+
+  // Reduced dims: None or [] means all.
+  const int64_t ndim = self.dim();
+  std::vector<bool> reduced(std::max<int64_t>(ndim, 0), false);
+  if (!dim.has_value() || dim->empty()) {
+    std::fill(reduced.begin(), reduced.end(), true);
+  } else {
+    for (int64_t d : *dim) {
+      TORCH_CHECK(d >= -std::max<int64_t>(ndim, 1) && d < std::max<int64_t>(ndim, 1), op,
+                  ": argument 'dim' has ", d, ", out of range for a tensor of ", ndim,
+                  " dimension(s) (expected in [", -std::max<int64_t>(ndim, 1), ", ",
+                  std::max<int64_t>(ndim, 1) - 1, "])");
+      const int64_t w = at::maybe_wrap_dim(d, ndim, /*wrap_scalar=*/true);
+      if (ndim == 0) continue;  // a 0-dim tensor accepts dim 0 / -1
+      TORCH_CHECK(!reduced[w], op, ": argument 'dim' lists dimension ", w, " more than once");
+      reduced[w] = true;
+    }
+  }
+
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (!reduced[d]) plan.result_shape.push_back(self.size(d));
+    else if (keepdim) plan.result_shape.push_back(1);
+  }
+
+  // The kernel reads one of its own dtypes; other inputs are converted by
+  // torch first (this is torch.sum's own rule: the sum runs in `dtype`).
+  at::Tensor x = self;
+  const auto self_t = to_redux(self.scalar_type());
+  const redux_dtype out_t = *to_redux(plan.out_dtype);
+  if (!self_t.has_value() || !redux_dtype_pair_supported(*self_t, out_t)) {
+    x = self.to(plan.out_dtype);
+  }
+  plan.in_t = *to_redux(x.scalar_type());
+  plan.out_t = out_t;
+
+  const int64_t out_numel = std::accumulate(plan.result_shape.begin(), plan.result_shape.end(),
+                                            int64_t{1}, std::multiplies<int64_t>());
+  if (x.numel() == 0 || out_numel == 0) {
+    plan.trivial = true;  // sums of nothing are zero; or there is no output at all
+    plan.input = x;
+    return plan;
+  }
+
+  // Dense layouts (contiguous, transposed, channels_last, ...) are read in
+  // memory order without a copy; anything else is made contiguous first.
+  if (!x.is_non_overlapping_and_dense()) x = x.contiguous();
+
+  // Dims of size > 1 in memory order (decreasing stride).
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (x.size(d) > 1) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
+
+  // Merge neighbours with the same role: dense, so they are adjacent in memory.
+  struct Group { bool reduced; int64_t size; };
+  std::vector<Group> groups;
+  for (int64_t d : order) {
+    if (!groups.empty() && groups.back().reduced == reduced[d]) groups.back().size *= x.size(d);
+    else groups.push_back({(bool)reduced[d], x.size(d)});
+  }
+
+  auto kept_in_memory_order = [&]() {
+    std::vector<int64_t> kept;
+    for (int64_t d : order)
+      if (!reduced[d]) kept.push_back(d);
+    return kept;
+  };
+
+  const size_t g = groups.size();
+  bool direct = true;
+  if (g == 0) {
+    plan.family = REDUX_FULL; plan.shape = {1, 1, 1};
+  } else if (g == 1 && groups[0].reduced) {
+    plan.family = REDUX_FULL; plan.shape = {1, groups[0].size, 1};
+  } else if (g == 1) {
+    plan.family = REDUX_ROWS; plan.shape = {groups[0].size, 1, 1};
+  } else if (g == 2 && !groups[0].reduced) {
+    plan.family = REDUX_ROWS; plan.shape = {groups[0].size, groups[1].size, 1};
+  } else if (g == 2) {
+    plan.family = REDUX_COLS; plan.shape = {1, groups[0].size, groups[1].size};
+  } else if (g == 3 && !groups[0].reduced) {
+    plan.family = REDUX_COLS; plan.shape = {groups[0].size, groups[1].size, groups[2].size};
+  } else {
+    direct = false;
+  }
+
+  if (direct) {
+    const std::vector<int64_t> kept = kept_in_memory_order();
+    if (!std::is_sorted(kept.begin(), kept.end())) {
+      plan.permuted_output = true;
+      for (int64_t d : kept) plan.kernel_shape.push_back(x.size(d));
+      // result order is logical order: sort kernel positions by dim index
+      std::vector<int64_t> pos(kept.size());
+      std::iota(pos.begin(), pos.end(), 0);
+      std::sort(pos.begin(), pos.end(), [&](int64_t a, int64_t b) { return kept[a] < kept[b]; });
+      plan.kernel_perm = pos;
+    }
+  } else {
+    // Interleaved kept and reduced groups: gather kept dims first, then
+    // reduced ones (a copy by torch), and reduce rows.
+    std::vector<int64_t> perm, kept_sizes;
+    int64_t outer = 1, n = 1;
+    for (int64_t d = 0; d < ndim; ++d)
+      if (!reduced[d]) { perm.push_back(d); outer *= x.size(d); }
+    for (int64_t d = 0; d < ndim; ++d)
+      if (reduced[d]) { perm.push_back(d); n *= x.size(d); }
+    x = x.permute(perm).contiguous();
+    plan.family = REDUX_ROWS;
+    plan.shape = {outer, n, 1};
+  }
+  plan.input = x;
+  return plan;
+}
+
+std::pair<at::Tensor, at::Tensor> allocate_outputs(const SumPlan &plan) {
+  auto opts = plan.input.options().dtype(plan.out_dtype);
+  at::Tensor result = plan.trivial ? at::zeros(plan.result_shape, opts) : at::empty(plan.result_shape, opts);
+  if (!plan.permuted_output) return {result, result};
+  return {result, at::empty(plan.kernel_shape, opts)};
+}
+
+void finish_outputs(const SumPlan &plan, at::Tensor &result, const at::Tensor &kernel_out) {
+  if (!plan.permuted_output) return;
+  // result viewed without its keepdim 1s has the logical kept-dim order
+  at::Tensor logical = kernel_out.permute(plan.kernel_perm);
+  result.view(logical.sizes()).copy_(logical);
+}
+
+void check_status(const char *op, redux_status status) {
+  TORCH_CHECK(status == REDUX_OK, op, ": kernel failed: ", redux_status_string(status));
+}
+
+}  // namespace redux_shim

@@ -1,0 +1,48 @@
+// The reduction plan: everything the shim decides before a kernel runs.
+// Validates the arguments (errors name the argument), applies torch.sum's
+// dtype rules, collapses the problem to one of the families of redux.h,
+// and says how the kernel's output maps onto the result tensor.
+// No arithmetic on elements happens here.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <vector>
+
+#include "redux/redux.h"
+
+namespace redux_shim {
+
+struct SumPlan {
+  at::Tensor input;        // what the kernel reads: dense, maybe converted or copied
+  at::ScalarType out_dtype;
+  std::vector<int64_t> result_shape;  // torch.sum's result shape (keepdim applied)
+  bool trivial = false;    // no kernel needed: the result is all zeros (or empty)
+  redux_family family = REDUX_FULL;
+  redux_shape shape{1, 1, 1};
+  redux_dtype in_t = REDUX_F32;
+  redux_dtype out_t = REDUX_F32;
+  // The kernel writes its outputs in the memory order of the kept dims. When
+  // that differs from their logical order, kernel_shape/kernel_perm say how
+  // to view the kernel's buffer so it can be copied into the result.
+  bool permuted_output = false;
+  std::vector<int64_t> kernel_shape;  // sizes of kept dims, kernel order
+  std::vector<int64_t> kernel_perm;   // result dim k = kernel dim kernel_perm[k]
+};
+
+// `op` names the calling op in error messages.
+SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                      bool keepdim, std::optional<at::ScalarType> dtype);
+
+// Allocates the result and, if needed, the kernel's output buffer.
+// Returns {result, kernel_out}; they alias unless plan.permuted_output.
+std::pair<at::Tensor, at::Tensor> allocate_outputs(const SumPlan &plan);
+
+// Copies the kernel's buffer into the result when they differ.
+void finish_outputs(const SumPlan &plan, at::Tensor &result, const at::Tensor &kernel_out);
+
+// Raises a torch error for a failed C API call.
+void check_status(const char *op, redux_status status);
+
+}  // namespace redux_shim

@@ -1,0 +1,167 @@
+/* redux CUDA primitives: accumulators, loads, warp/block reductions.
+ *
+ * Contents
+ *   acc policies   sum_policy<In, Out>: accumulator type, zero, add(element),
+ *                  combine(acc, acc), finish -> Out. The accumulator follows
+ *                  the OUTPUT dtype (see redux.h).
+ *   loads          load_vec<In, VEC, ALIGNED>: VEC consecutive elements, one
+ *                  16-byte load when ALIGNED, scalar loads otherwise; the
+ *                  elements come back in the same order either way, so the
+ *                  arithmetic (and the bits) never depend on alignment.
+ *   warp_reduce    warp_reduce_sum<P>(acc, width): result valid in the first
+ *                  lane of each group of `width` lanes.
+ *   block_reduce   block_reduce_sum<P, BLOCK>(acc, scratch): result valid in
+ *                  thread 0. Fixed tree: warp shuffles, then warp 0 combines
+ *                  the warps' results in warp order.
+ * Every reduction here is a fixed tree over thread indices: determinism is a
+ * property of these functions, not of luck.
+ */
+#ifndef REDUX_REDUCE_CUH
+#define REDUX_REDUCE_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace redux {
+
+/* Compensated fp64 accumulator: value = hi + lo, |lo| <= ulp(hi)/2. */
+struct dd {
+  double hi;
+  double lo;
+};
+
+__device__ __forceinline__ dd dd_add(dd a, double x) {
+  /* Neumaier: exact error of hi + x, kept in lo. */
+  double s = a.hi + x;
+  double bp = s - a.hi;
+  double err = (a.hi - (s - bp)) + (x - bp);
+  return dd{s, a.lo + err};
+}
+
+__device__ __forceinline__ dd dd_combine(dd a, dd b) {
+  double s = a.hi + b.hi;
+  double bp = s - a.hi;
+  double err = (a.hi - (s - bp)) + (b.hi - bp);
+  return dd{s, (a.lo + b.lo) + err};
+}
+
+template <typename T> __device__ __forceinline__ float to_float(T v);
+template <> __device__ __forceinline__ float to_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
+template <> __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+/* Accumulator policy by output type. In is the element type read. */
+template <typename In, typename Out> struct sum_policy;
+
+/* float32 out: fp64 accumulator. */
+template <typename In> struct sum_policy<In, float> {
+  using acc_t = double;
+  static __device__ __forceinline__ acc_t zero() { return 0.0; }
+  static __device__ __forceinline__ acc_t add(acc_t a, In x) { return a + (double)to_float<In>(x); }
+  static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return a + b; }
+  static __device__ __forceinline__ float finish(acc_t a) { return (float)a; }
+};
+
+/* float16 out: fp32 accumulator. */
+template <> struct sum_policy<__half, __half> {
+  using acc_t = float;
+  static __device__ __forceinline__ acc_t zero() { return 0.0f; }
+  static __device__ __forceinline__ acc_t add(acc_t a, __half x) { return a + __half2float(x); }
+  static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return a + b; }
+  static __device__ __forceinline__ __half finish(acc_t a) { return __float2half_rn(a); }
+};
+
+/* bfloat16 out: fp32 accumulator. */
+template <> struct sum_policy<__nv_bfloat16, __nv_bfloat16> {
+  using acc_t = float;
+  static __device__ __forceinline__ acc_t zero() { return 0.0f; }
+  static __device__ __forceinline__ acc_t add(acc_t a, __nv_bfloat16 x) { return a + __bfloat162float(x); }
+  static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return a + b; }
+  static __device__ __forceinline__ __nv_bfloat16 finish(acc_t a) { return __float2bfloat16_rn(a); }
+};
+
+/* float64 out: compensated fp64. */
+template <typename In> struct sum_policy<In, double> {
+  using acc_t = dd;
+  static __device__ __forceinline__ acc_t zero() { return dd{0.0, 0.0}; }
+  static __device__ __forceinline__ acc_t add(acc_t a, In x) { return dd_add(a, (double)x); }
+  static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return dd_combine(a, b); }
+  static __device__ __forceinline__ double finish(acc_t a) { return a.hi + a.lo; }
+};
+
+/* int64 out: wrapping int64 (unsigned arithmetic, so overflow is defined). */
+template <> struct sum_policy<int64_t, int64_t> {
+  using acc_t = unsigned long long;
+  static __device__ __forceinline__ acc_t zero() { return 0ull; }
+  static __device__ __forceinline__ acc_t add(acc_t a, int64_t x) { return a + (unsigned long long)x; }
+  static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return a + b; }
+  static __device__ __forceinline__ int64_t finish(acc_t a) { return (int64_t)a; }
+};
+
+/* ---- shuffles for every accumulator type ---- */
+__device__ __forceinline__ double shfl_down(double v, int off, int width) {
+  return __shfl_down_sync(0xffffffffu, v, off, width);
+}
+__device__ __forceinline__ float shfl_down(float v, int off, int width) {
+  return __shfl_down_sync(0xffffffffu, v, off, width);
+}
+__device__ __forceinline__ unsigned long long shfl_down(unsigned long long v, int off, int width) {
+  return __shfl_down_sync(0xffffffffu, v, off, width);
+}
+__device__ __forceinline__ dd shfl_down(dd v, int off, int width) {
+  return dd{__shfl_down_sync(0xffffffffu, v.hi, off, width),
+            __shfl_down_sync(0xffffffffu, v.lo, off, width)};
+}
+
+/* Reduces across groups of `width` lanes (a power of two <= 32). Valid in
+ * the first lane of each group. All 32 lanes must call it. */
+template <typename P>
+__device__ __forceinline__ typename P::acc_t warp_reduce_sum(typename P::acc_t v, int width) {
+  for (int off = width / 2; off > 0; off /= 2)
+    v = P::combine(v, shfl_down(v, off, width));
+  return v;
+}
+
+/* Reduces over a block of BLOCK threads. Valid in thread 0. `scratch` holds
+ * BLOCK/32 accumulators. Ends with a barrier, so scratch may be reused. */
+template <typename P, int BLOCK>
+__device__ __forceinline__ typename P::acc_t block_reduce_sum(typename P::acc_t v,
+                                                              typename P::acc_t *scratch) {
+  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be whole warps");
+  constexpr int WARPS = BLOCK / 32;
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  v = warp_reduce_sum<P>(v, 32);
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < WARPS ? scratch[lane] : P::zero();
+    v = warp_reduce_sum<P>(v, 32);
+  }
+  __syncthreads();
+  return v;
+}
+
+/* ---- loads ---- */
+template <typename In> struct vec_of { static constexpr int value = 16 / (int)sizeof(In); };
+
+/* Reads VEC consecutive elements starting at p. ALIGNED: p is 16-byte aligned
+ * and VEC * sizeof(In) == 16, so one vector load. */
+template <typename In, int VEC, bool ALIGNED>
+__device__ __forceinline__ void load_vec(const In *__restrict__ p, In (&out)[VEC]) {
+  if constexpr (ALIGNED) {
+    static_assert(VEC * sizeof(In) == 16, "aligned loads are 16 bytes");
+    uint4 raw = __ldcs(reinterpret_cast<const uint4 *>(p));
+    const In *e = reinterpret_cast<const In *>(&raw);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) out[i] = e[i];
+  } else {
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) out[i] = p[i];
+  }
+}
+
+}  // namespace redux
+
+#endif /* REDUX_REDUCE_CUH */

@@ -1,0 +1,117 @@
+/* redux C API: the contract between the torch shim (csrc/torch) and the
+ * kernels (csrc/cuda, csrc/cpu). Plain C: raw pointers, sizes, a stream.
+ *
+ * Every reduction is one of three shapes (the "plan", made by the shim):
+ *   REDUX_FULL    [n]               -> []        (outer = inner = 1)
+ *   REDUX_ROWS    [outer, n]        -> [outer]   (reduced dim innermost)
+ *   REDUX_COLS    [outer, n, inner] -> [outer, inner]
+ * Inputs are dense row-major over that 3-D view; outputs are dense.
+ *
+ * Determinism: the result bits are a function of the input values, the
+ * shape (outer, n, inner), the dtypes and nothing else: not the grid, the
+ * GPU, the pointer alignment or the number of CPU threads.
+ *
+ * Accumulators, chosen by the OUTPUT dtype:
+ *   float32 out            -> fp64
+ *   float16 / bfloat16 out -> fp32 on CUDA, fp64 on the CPU
+ *   float64 out            -> compensated fp64 (hi + lo)
+ *   int64 out              -> int64 (wrapping, like torch)
+ */
+#ifndef REDUX_REDUX_H
+#define REDUX_REDUX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum redux_dtype {
+  REDUX_F32 = 0,
+  REDUX_F64 = 1,
+  REDUX_F16 = 2,
+  REDUX_BF16 = 3,
+  REDUX_I64 = 4
+} redux_dtype;
+
+typedef enum redux_status {
+  REDUX_OK = 0,
+  REDUX_ERR_DTYPE = 1,   /* (input, output) dtype pair has no kernel */
+  REDUX_ERR_SHAPE = 2,   /* negative size, or workspace too small */
+  REDUX_ERR_CUDA = 3     /* a CUDA runtime call or launch failed */
+} redux_status;
+
+typedef enum redux_family {
+  REDUX_FULL = 0,
+  REDUX_ROWS = 1,
+  REDUX_COLS = 2
+} redux_family;
+
+typedef struct redux_shape {
+  int64_t outer;  /* independent leading slices */
+  int64_t n;      /* reduced length */
+  int64_t inner;  /* independent trailing elements (1 unless REDUX_COLS) */
+} redux_shape;
+
+/* Human-readable text for a status (static storage). */
+const char *redux_status_string(redux_status s);
+
+/* True when a kernel exists for this (input, output) pair. The pairs are
+ * (t, t) for every dtype, and f16->f32, bf16->f32, f32->f64 widening. */
+int redux_dtype_pair_supported(redux_dtype in, redux_dtype out);
+
+/* ---- CPU (csrc/cpu/sum_cpu.c) ------------------------------------------ */
+
+/* Opaque-to-the-shim partial accumulator of the CPU kernels. */
+typedef struct redux_cpu_acc {
+  double hi;
+  double lo;
+  int64_t i;
+} redux_cpu_acc;
+
+/* Fixed chunk length (elements) of one CPU work item along n. */
+#define REDUX_CPU_CHUNK ((int64_t)1 << 15)
+/* Columns handled by one CPU work item of the columns family. */
+#define REDUX_CPU_COL_BLOCK ((int64_t)256)
+
+/* Partial of a contiguous range of `count` input elements. */
+redux_status redux_cpu_sum_partial(const void *x, int64_t count,
+                                   redux_dtype in, redux_dtype out,
+                                   redux_cpu_acc *acc);
+/* Combines `count` partials in index order and writes one output element. */
+redux_status redux_cpu_sum_combine(const redux_cpu_acc *accs, int64_t count,
+                                   redux_dtype out, void *y, int64_t y_index);
+/* Rows [row_begin, row_end) of a [outer, n] input, each row whole. */
+redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin,
+                                int64_t row_end, int64_t n, redux_dtype in,
+                                redux_dtype out);
+/* Work items [item_begin, item_end) of a [outer, n, inner] input; item k is
+ * slice k / blocks, columns block (k % blocks) * REDUX_CPU_COL_BLOCK, where
+ * blocks = ceil(inner / REDUX_CPU_COL_BLOCK). */
+redux_status redux_cpu_sum_cols(const void *x, void *y, redux_shape shape,
+                                int64_t item_begin, int64_t item_end,
+                                redux_dtype in, redux_dtype out);
+
+/* ---- CUDA (csrc/cuda) ------------------------------------------------ */
+
+/* Bytes of device workspace redux_cuda_sum needs for this problem (0 when
+ * none). The workspace holds per-call ticket counters and partials, so every
+ * call must get its own (stream-ordered) allocation. */
+size_t redux_cuda_sum_workspace_bytes(redux_family family, redux_shape shape,
+                                      redux_dtype in, redux_dtype out);
+
+/* Sums x into y on `stream` (a cudaStream_t). `grid` > 0 forces the number
+ * of blocks (tests use it to prove the bits do not depend on it); 0 picks
+ * the grid from the device. Requires shape.outer * shape.inner > 0 and
+ * shape.n > 0: the shim handles empty problems. */
+redux_status redux_cuda_sum(redux_family family, const void *x, void *y,
+                            void *workspace, size_t workspace_bytes,
+                            redux_shape shape, redux_dtype in, redux_dtype out,
+                            int grid, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REDUX_REDUX_H */

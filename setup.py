@@ -1,0 +1,79 @@
+"""Builds redux._C with torch.utils.cpp_extension.
+
+CUDA build when torch has CUDA and a CUDA toolkit (nvcc) is found, else a
+CPU-only build (announced at build time). Environment:
+  TORCH_CUDA_ARCH_LIST  GPU architectures, default "9.0" (H100/H200);
+                        e.g. "8.0;9.0;10.0" for A100 + Hopper + Blackwell.
+  REDUX_CPU_ONLY=1      force the CPU-only build.
+  REDUX_PTXAS_VERBOSE=1 print the compiler's register/spill report.
+The C kernels (csrc/cpu/*.c) are compiled as C11 by the C compiler: the
+ninja build would otherwise hand them to the C++ compiler.
+"""
+import glob
+import os
+import subprocess
+import sys
+
+from setuptools import setup
+
+import torch
+from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+C_FLAGS = ["-std=c11", "-O3", "-fPIC", "-ffp-contract=off", "-Wall", "-Wextra"]
+
+
+def want_cuda():
+    if os.environ.get("REDUX_CPU_ONLY") == "1":
+        return False, "REDUX_CPU_ONLY=1"
+    if torch.version.cuda is None:
+        return False, "this torch has no CUDA"
+    if CUDA_HOME is None:
+        return False, "no CUDA toolkit (nvcc) found"
+    return True, f"torch {torch.__version__} (CUDA {torch.version.cuda}), toolkit at {CUDA_HOME}"
+
+
+class BuildWithC11(BuildExtension):
+    """Compiles csrc/cpu/*.c with the C compiler, then links them in."""
+
+    def build_extensions(self):
+        cc = os.environ.get("CC", "cc")
+        out_dir = os.path.join(self.build_temp, "c11")
+        os.makedirs(out_dir, exist_ok=True)
+        for ext in self.extensions:
+            for src in sorted(glob.glob(os.path.join(ROOT, "csrc", "cpu", "*.c"))):
+                obj = os.path.join(out_dir, os.path.basename(src) + ".o")
+                cmd = [cc, *C_FLAGS, "-I", os.path.join(ROOT, "include"), "-c", src, "-o", obj]
+                print(" ".join(cmd))
+                subprocess.check_call(cmd)
+                ext.extra_objects.append(obj)
+        super().build_extensions()
+
+
+def extension():
+    cuda, why = want_cuda()
+    cxx = ["-O3", "-std=c++17"]
+    sources = sorted(glob.glob("csrc/torch/*.cpp"))
+    include_dirs = [os.path.join(ROOT, "include")]
+    if not cuda:
+        print(f"redux: building the CPU-ONLY extension ({why}); torch.ops.redux.* will have no CUDA kernels",
+              file=sys.stderr)
+        sources = [s for s in sources if not s.endswith("_cuda.cpp")]
+        return CppExtension("redux._C", sources, include_dirs=include_dirs,
+                            extra_compile_args={"cxx": cxx}, py_limited_api=False)
+    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
+    print(f"redux: building the CUDA extension for TORCH_CUDA_ARCH_LIST={os.environ['TORCH_CUDA_ARCH_LIST']}"
+          f" ({why})", file=sys.stderr)
+    nvcc = ["-O3", "-lineinfo", "-std=c++17"]
+    if os.environ.get("REDUX_PTXAS_VERBOSE") == "1":
+        nvcc += ["-Xptxas", "-v"]
+    sources += sorted(glob.glob("csrc/cuda/*.cu"))
+    return CUDAExtension("redux._C", sources, include_dirs=include_dirs,
+                         extra_compile_args={"cxx": cxx, "nvcc": nvcc})
+
+
+# Name, version and packages are in pyproject.toml.
+setup(
+    ext_modules=[extension()],
+    cmdclass={"build_ext": BuildWithC11},
+)
