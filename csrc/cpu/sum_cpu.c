@@ -14,6 +14,7 @@
  * Compiled with -ffp-contract=off: no fused multiply-adds may change the
  * rounding of the error-free transforms.
  */
+#include <math.h>
 #include <string.h>
 
 #include "redux/redux.h"
@@ -168,7 +169,8 @@ redux_status redux_cpu_sum_partial(const void *x, int64_t count, redux_dtype in,
 static void store_output(redux_dtype out, double hi, double lo, int64_t i, void *y, int64_t k) {
   switch (out) {
     case REDUX_F32: ((float *)y)[k] = (float)hi; break;
-    case REDUX_F64: ((double *)y)[k] = hi + lo; break;
+    /* inf/NaN inputs leave lo NaN (inf - inf): hi alone is then the answer */
+    case REDUX_F64: ((double *)y)[k] = isfinite(hi) ? hi + lo : hi; break;
     case REDUX_F16: ((uint16_t *)y)[k] = float_to_f16((float)hi); break;
     case REDUX_BF16: ((uint16_t *)y)[k] = float_to_bf16((float)hi); break;
     case REDUX_I64: ((int64_t *)y)[k] = i; break;

@@ -87,7 +87,9 @@ template <typename In> struct sum_policy<In, double> {
   static __device__ __forceinline__ acc_t zero() { return dd{0.0, 0.0}; }
   static __device__ __forceinline__ acc_t add(acc_t a, In x) { return dd_add(a, (double)x); }
   static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return dd_combine(a, b); }
-  static __device__ __forceinline__ double finish(acc_t a) { return a.hi + a.lo; }
+  /* An inf or NaN element makes hi non-finite and lo NaN (inf - inf): then
+   * hi alone is torch's answer. */
+  static __device__ __forceinline__ double finish(acc_t a) { return isfinite(a.hi) ? a.hi + a.lo : a.hi; }
 };
 
 /* int64 out: wrapping int64 (unsigned arithmetic, so overflow is defined). */

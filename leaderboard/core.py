@@ -1,0 +1,151 @@
+"""The competition's method, in one place (../shared/GPU_MODE.md).
+
+Input generator, reference, checker, timing and stopping rule of the GPU-MODE
+vectorsum_v2 problem. The leaderboard harness and the popcorn evaluator both
+use these functions; nothing else defines them.
+"""
+import math
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+
+# The competition's sizes.
+TEST_SIZES = (1023, 1024, 1025, 2048, 4096)
+BENCHMARK_SIZES = (1_638_400, 3_276_800, 6_553_600, 13_107_200, 26_214_400, 52_428_800)
+RANKED_SIZE = 52_428_800
+# CPU-appropriate sizes for machines without a GPU.
+CPU_BENCHMARK_SIZES = (65_536, 262_144, 1_048_576, 4_194_304)
+
+# Checker tolerance: |got - ref| <= ATOL + RTOL * |ref|.
+RTOL = 1e-5
+ATOL = 1e-8
+
+# Timing rules.
+L2_EVICT_BYTES = 256 * 1024 * 1024
+MAX_RUNS = 100
+MIN_RUNS = 3
+TARGET_REL_ERR = 0.001  # stop when std/sqrt(runs) < 0.1% of the mean
+RANKED_SEED_STEP = 13
+
+
+def generate_input(size, seed, device="cuda"):
+    """(data, output): normal data with a random scale in [0.1, 10] and offset
+    in [-100, 100], and a preallocated float32 output of shape [1]."""
+    gen = torch.Generator(device=device)
+    gen.manual_seed(seed)
+    data = torch.randn(size, device=device, dtype=torch.float32, generator=gen)
+    offset_gen = torch.Generator(device=device)
+    offset_gen.manual_seed(seed + 1)
+    scale_gen = torch.Generator(device=device)
+    scale_gen.manual_seed(seed + 2)
+    offset = (torch.rand(1, device=device, generator=offset_gen) * 200 - 100).item()
+    scale = (torch.rand(1, device=device, generator=scale_gen) * 9.9 + 0.1).item()
+    data = (data * scale + offset).contiguous()
+    output = torch.empty(1, device=device, dtype=torch.float32)
+    return data, output
+
+
+def reference(data):
+    """The sum in float64, cast to float32 (shape [])."""
+    return data.to(torch.float64).sum().to(torch.float32)
+
+
+def check(got, expected):
+    """'' when got matches expected, else the reason (the competition's rules)."""
+    if not isinstance(got, torch.Tensor):
+        return f"expected a tensor, got {type(got).__name__}"
+    if got.shape != expected.shape:
+        return f"shape mismatch: got {tuple(got.shape)}, expected {tuple(expected.shape)}"
+    g = got.detach().to(torch.float64).cpu()
+    e = expected.detach().to(torch.float64).cpu()
+    g_nan, e_nan = torch.isnan(g), torch.isnan(e)
+    g_inf, e_inf = torch.isinf(g), torch.isinf(e)
+    if not torch.equal(g_nan, e_nan):
+        return "NaN in one of result and reference but not the other"
+    if not torch.equal(g_inf, e_inf) or not torch.equal(g[g_inf], e[e_inf]):
+        return "inf in one of result and reference but not the other"
+    fin = ~(g_nan | g_inf)
+    diff = (g[fin] - e[fin]).abs()
+    bad = diff > ATOL + RTOL * e[fin].abs()
+    if bad.any():
+        i = int(bad.nonzero()[0])
+        return (f"mismatch: got {g[fin][i].item():.9g}, expected {e[fin][i].item():.9g} "
+                f"(|diff| {diff[i].item():.3g} > {ATOL} + {RTOL} * |expected|)")
+    return ""
+
+
+@dataclass
+class Stats:
+    runs: int
+    mean: float  # ns
+    std: float
+    err: float
+    best: float
+    worst: float
+
+    def as_dict(self):
+        return asdict(self)
+
+
+def summarize(samples_ns):
+    n = len(samples_ns)
+    mean = sum(samples_ns) / n
+    std = math.sqrt(sum((s - mean) ** 2 for s in samples_ns) / (n - 1)) if n > 1 else 0.0
+    return Stats(runs=n, mean=mean, std=std, err=std / math.sqrt(n), best=min(samples_ns), worst=max(samples_ns))
+
+
+class Timer:
+    """Times one call the competition's way: synchronize, evict L2 by writing
+    a 256 MiB scratch tensor, CUDA events around the Python call, synchronize.
+    On the CPU: a monotonic clock around the call."""
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.cuda = self.device.type == "cuda"
+        self.scratch = torch.empty(L2_EVICT_BYTES // 4, dtype=torch.float32, device=self.device) if self.cuda else None
+
+    def __call__(self, fn, *args):
+        if not self.cuda:
+            t0 = time.perf_counter_ns()
+            out = fn(*args)
+            return out, float(time.perf_counter_ns() - t0)
+        torch.cuda.synchronize(self.device)
+        self.scratch.fill_(1.0)  # evict L2: 256 MiB of writes
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        out = fn(*args)
+        end.record()
+        torch.cuda.synchronize(self.device)
+        return out, start.elapsed_time(end) * 1e6
+
+
+def benchmark(fn, size, seed, device, ranked=False, max_time_s=10.0, timer=None):
+    """Times fn((data, output)) until the standard error is below 0.1% of the
+    mean (at least MIN_RUNS, at most MAX_RUNS runs, or max_time_s). One check
+    before timing; in ranked mode a fresh seed (seed + 13 each time) and a
+    check on every run. Returns (Stats or None, error message)."""
+    timer = timer or Timer(device)
+    data, output = generate_input(size, seed, device)
+    msg = check(fn((data, output)), reference(data))
+    if msg:
+        return None, msg
+    samples = []
+    t_end = time.perf_counter() + max_time_s
+    for i in range(MAX_RUNS):
+        if ranked:
+            seed += RANKED_SEED_STEP
+            data, output = generate_input(size, seed, device)
+            expected = reference(data)
+        got, ns = timer(fn, (data, output))
+        if ranked:
+            msg = check(got, expected)
+            if msg:
+                return None, f"run {i} (seed {seed}): {msg}"
+        samples.append(ns)
+        if len(samples) >= MIN_RUNS:
+            st = summarize(samples)
+            if st.err < TARGET_REL_ERR * st.mean or time.perf_counter() > t_end:
+                break
+    return summarize(samples), ""

@@ -1,0 +1,64 @@
+"""Shared test helpers: devices, fresh random data, the fp64 reference and
+the one tolerance table."""
+import pytest
+import torch
+
+import redux  # noqa: F401  registers torch.ops.redux
+
+HAS_CUDA = torch.cuda.is_available()
+cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU on this machine: CUDA tests skipped")
+
+DEVICES = ["cpu", pytest.param("cuda", marks=[cuda, pytest.mark.cuda])]
+FLOAT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+# Relative tolerances: |got - ref| <= ROUND[out] * |ref| + ACC[out] * sum|x|.
+# ROUND covers the final rounding to the output dtype (one ulp); ACC the
+# accumulation (fp64 for float32, compensated fp64 for float64, fp32 for
+# float16/bfloat16 on CUDA).
+ROUND = {torch.float32: 2.0**-23, torch.float64: 2.0**-52, torch.float16: 2.0**-10, torch.bfloat16: 2.0**-7}
+ACC = {torch.float32: 1e-13, torch.float64: 1e-14, torch.float16: 1e-5, torch.bfloat16: 1e-5}
+
+
+def random_tensor(shape, dtype, device, seed, offset=3.0):
+    """Fresh normal data with an offset (never zeros); integers in [-50, 50)."""
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return (torch.rand(shape, generator=g) > 0.5).to(device)
+    if not dtype.is_floating_point:
+        return torch.randint(-50, 50, shape, generator=g, dtype=torch.int64).to(dtype).to(device)
+    x = torch.randn(shape, generator=g, dtype=torch.float64) * 2.0 + offset
+    return x.to(dtype).to(device)
+
+
+def torch_sum(x, dim=None, keepdim=False, dtype=None):
+    if dim is None:
+        return torch.sum(x, dtype=dtype) if not keepdim else torch.sum(x, dim=list(range(x.dim())), keepdim=True, dtype=dtype)
+    return torch.sum(x, dim, keepdim=keepdim, dtype=dtype)
+
+
+def assert_matches(got, x, dim=None, keepdim=False, dtype=None):
+    """got must have torch.sum's shape and dtype, and match the fp64 reference."""
+    expect = torch_sum(x, dim, keepdim, dtype)
+    assert got.shape == expect.shape, f"shape {tuple(got.shape)} != torch.sum's {tuple(expect.shape)}"
+    assert got.dtype == expect.dtype, f"dtype {got.dtype} != torch.sum's {expect.dtype}"
+    assert got.device == x.device
+    assert got.is_contiguous()
+    out_dtype = expect.dtype
+    xin = x.to(out_dtype) if dtype is not None else x  # torch.sum sums in `dtype`
+    if not out_dtype.is_floating_point:
+        ref = torch_sum(xin.to(torch.int64), dim, keepdim)
+        assert torch.equal(got.cpu(), ref.cpu())
+        return
+    xd = xin.double().cpu()
+    ref = torch_sum(xd, dim, keepdim)
+    mag = torch_sum(xd.abs(), dim, keepdim)
+    g = got.double().cpu()
+    finite = torch.isfinite(ref) & torch.isfinite(g)
+    # non-finite results must agree exactly (NaN with NaN, inf with same-sign inf)
+    torch.testing.assert_close(g[~finite], torch_sum(xin.cpu(), dim, keepdim).double()[~finite], equal_nan=True)
+    tol = ROUND[out_dtype] * ref.abs() + ACC[out_dtype] * mag + 1e-30
+    err = (g - ref).abs()
+    bad = finite & (err > tol)
+    assert not bad.any(), (
+        f"{int(bad.sum())} of {g.numel()} outputs off; worst err {err[finite].max().item():.3e} "
+        f"vs tol {tol[finite].min().item():.3e}")

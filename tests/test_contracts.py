@@ -1,0 +1,165 @@
+"""The determinism and concurrency contracts.
+
+Determinism: the bits depend only on the input values, shape, layout and
+dtype: forced grids (CUDA) or work-piece counts and thread counts (CPU),
+repeated runs and pointer alignment must not change them.
+Concurrency: several streams, several Python threads and CUDA graph capture
+and replay, each result checked against the reference.
+"""
+import threading
+
+import pytest
+import torch
+
+from conftest import DEVICES, HAS_CUDA, assert_matches, cuda, random_tensor
+
+# (shape, dim): full, short rows, long rows (multi-chunk finish), columns with
+# one and several chunks, a 3-D column problem.
+PROBLEMS = [((3_000_017,), None), ((1000, 700), [1]), ((9, 300_001), [1]), ((700, 1000), [0]),
+            ((20000, 64), [0]), ((33, 2000, 35), [1])]
+GRIDS = [1, 2, 7, 64, 1000, 0]
+
+
+
+def _raw(t):
+    """The result's bytes, so -0.0 vs 0.0 and NaN payloads count."""
+    return t.detach().contiguous().cpu().view(-1).view(torch.uint8)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64])
+@pytest.mark.parametrize("shape,dim", PROBLEMS)
+def test_bits_independent_of_grid(device, dtype, shape, dim):
+    x = random_tensor(shape, dtype, device, seed=12)
+    first = torch.ops.redux._sum_grid(x, dim, False, None, 0)
+    assert_matches(first, x, dim)
+    for grid in GRIDS:
+        for _ in range(2):
+            assert torch.equal(_raw(torch.ops.redux._sum_grid(x, dim, False, None, grid)), _raw(first)), f"grid={grid}"
+    assert torch.equal(_raw(torch.ops.redux.sum(x, dim)), _raw(first))
+
+
+def test_cpu_bits_independent_of_thread_count():
+    x = random_tensor((3_000_017,), torch.float32, "cpu", seed=13)
+    y = random_tensor((300, 5000), torch.float32, "cpu", seed=14)
+    old = torch.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)
+            results.append((_raw(torch.ops.redux.sum(x)), _raw(torch.ops.redux.sum(y, [1])),
+                            _raw(torch.ops.redux.sum(y, [0]))))
+    finally:
+        torch.set_num_threads(old)
+    for r in results[1:]:
+        assert all(torch.equal(a, b) for a, b in zip(r, results[0]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
+def test_bits_independent_of_alignment(device, dtype):
+    # The same values at every element offset 0..8 of a buffer: 16-byte
+    # vector loads are used only where aligned, and must not change the bits.
+    for shape, dim in [((100_003,), None), ((37, 1003), [1]), ((37, 1024), [1]), ((300, 96), [0]), ((5, 70001), [1])]:
+        n = 1
+        for s in shape:
+            n *= s
+        vals = random_tensor((n,), dtype, device, seed=15)
+        ref = None
+        for off in range(9):
+            buf = torch.empty(n + 16, dtype=dtype, device=device)
+            buf[off:off + n].copy_(vals)
+            x = buf[off:off + n].view(shape)
+            r = _raw(torch.ops.redux.sum(x, dim))
+            ref = r if ref is None else ref
+            assert torch.equal(r, ref), f"shape={shape} offset={off}"
+
+
+# ---------------- CUDA concurrency ----------------
+
+@cuda
+@pytest.mark.cuda
+def test_concurrent_streams():
+    dev = "cuda"
+    streams = [torch.cuda.Stream() for _ in range(8)]
+    inputs = [random_tensor(shape, torch.float32, dev, seed=100 + i) for i, (shape, _) in
+              enumerate(PROBLEMS * 2)][:8]
+    dims = [d for _, d in (PROBLEMS * 2)][:8]
+    expected = [torch.ops.redux.sum(x, d) for x, d in zip(inputs, dims)]
+    torch.cuda.synchronize()
+    for _ in range(20):
+        outs = [None] * len(streams)
+        for i, s in enumerate(streams):
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                outs[i] = [torch.ops.redux.sum(inputs[i], dims[i]) for _ in range(3)]
+        torch.cuda.synchronize()
+        for i, o in enumerate(outs):
+            for r in o:
+                assert torch.equal(_raw(r), _raw(expected[i])), f"stream {i}"
+    for x, d, e in zip(inputs, dims, expected):
+        assert_matches(e, x, d)
+
+
+@cuda
+@pytest.mark.cuda
+def test_concurrent_python_threads():
+    inputs = [random_tensor(shape, torch.float32, "cuda", seed=200 + i) for i, (shape, _) in enumerate(PROBLEMS)]
+    dims = [d for _, d in PROBLEMS]
+    expected = [torch.ops.redux.sum(x, d) for x, d in zip(inputs, dims)]
+    errors = []
+
+    def worker(k):
+        try:
+            s = torch.cuda.Stream()
+            with torch.cuda.stream(s):
+                for it in range(30):
+                    i = (k + it) % len(inputs)
+                    r = torch.ops.redux.sum(inputs[i], dims[i])
+                    s.synchronize()
+                    if not torch.equal(_raw(r), _raw(expected[i])):
+                        errors.append((k, it, i))
+        except Exception as e:  # surfaced below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+@cuda
+@pytest.mark.cuda
+def test_cuda_graph_capture_and_replay():
+    static = [random_tensor(shape, torch.float32, "cuda", seed=300 + i) for i, (shape, _) in enumerate(PROBLEMS)]
+    dims = [d for _, d in PROBLEMS]
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm up outside capture
+        for x, d in zip(static, dims):
+            torch.ops.redux.sum(x, d)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        outs = [torch.ops.redux.sum(x, d) for x, d in zip(static, dims)]
+    for rep in range(5):
+        fresh = [random_tensor(x.shape, torch.float32, "cuda", seed=400 + 10 * rep + i) for i, x in enumerate(static)]
+        for x, f in zip(static, fresh):
+            x.copy_(f)
+        g.replay()
+        torch.cuda.synchronize()
+        for o, f, d in zip(outs, fresh, dims):
+            assert_matches(o, f, d)
+            assert torch.equal(_raw(o), _raw(torch.ops.redux.sum(f, d)))
+
+
+@pytest.mark.skipif(not HAS_CUDA or torch.cuda.device_count() < 2,
+                    reason="needs 2 CUDA devices: multi-device test skipped")
+@pytest.mark.cuda
+def test_two_devices():
+    xs = [random_tensor((1_000_003,), torch.float32, f"cuda:{i}", seed=500) for i in range(2)]
+    rs = [torch.ops.redux.sum(x) for x in xs]
+    assert rs[0].device == xs[0].device and rs[1].device == xs[1].device
+    assert torch.equal(_raw(rs[0]), _raw(rs[1]))

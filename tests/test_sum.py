@@ -1,0 +1,171 @@
+"""torch.ops.redux.sum against torch.sum and an fp64 reference: values,
+shapes, dims, dtypes, layouts, empty and 0-dim tensors, NaN/inf, errors."""
+import itertools
+
+import pytest
+import torch
+
+import redux
+from conftest import DEVICES, FLOAT_DTYPES, assert_matches, random_tensor
+
+SIZES = [1, 31, 32, 33, 1023, 1024, 1025, 4097, 2**16 - 1, 2**16 + 1, 2**20 + 3, 3_000_017]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [torch.int32, torch.int64, torch.bool])
+@pytest.mark.parametrize("n", SIZES)
+def test_full_sizes(device, dtype, n):
+    x = random_tensor((n,), dtype, device, seed=n)
+    assert_matches(torch.ops.redux.sum(x), x)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape", [(3, 4097), (257, 1025), (64, 2**15 + 5), (2, 2**20 + 3), (5000, 7), (70000, 3)])
+def test_rows_and_columns_at_edges(device, dtype, shape):
+    x = random_tensor(shape, dtype, device, seed=sum(shape))
+    for dim in (0, 1, -1):
+        assert_matches(torch.ops.redux.sum(x, [dim]), x, [dim])
+
+
+def _dim_choices(ndim):
+    choices = [None, []]
+    for r in range(1, ndim + 1):
+        choices += [list(c) for c in itertools.combinations(range(ndim), r)]
+    choices.append([-1])
+    if ndim >= 2:
+        choices.append([-2, 0] if ndim > 2 else [-2])
+    return choices
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(37,), (5, 33), (3, 4, 65), (2, 3, 5, 17)])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [torch.int32, torch.bool])
+def test_every_dim_combination(device, shape, dtype):
+    x = random_tensor(shape, dtype, device, seed=len(shape) * 7 + 1)
+    for dim, keepdim in itertools.product(_dim_choices(len(shape)), (False, True)):
+        got = torch.ops.redux.sum(x, dim, keepdim)
+        assert_matches(got, x, dim if dim else None if not keepdim else list(range(len(shape))), keepdim)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("in_dtype,out_dtype", [
+    (torch.float16, torch.float32), (torch.bfloat16, torch.float32), (torch.float32, torch.float64),
+    (torch.float32, torch.float16), (torch.float64, torch.float32), (torch.float16, torch.float64),
+    (torch.int32, torch.float32), (torch.float32, torch.int64), (torch.bool, torch.int64),
+    (torch.uint8, torch.float64), (torch.int16, torch.int64),
+])
+def test_dtype_argument(device, in_dtype, out_dtype):
+    x = random_tensor((7, 3001), in_dtype, device, seed=11)
+    for dim in (None, [1], [0]):
+        got = torch.ops.redux.sum(x, dim, dtype=out_dtype)
+        assert_matches(got, x, dim, dtype=out_dtype)
+
+
+def _views(device):
+    base = random_tensor((64, 96, 5), torch.float32, device, seed=3)
+    yield "transposed", base[:, :, 0].t()
+    yield "step slice", base[::2, 1::3, 1]
+    yield "permuted 3-D", base.permute(2, 0, 1)
+    yield "offset by one element", base.reshape(-1)[1:1 + 64 * 96].view(64, 96)
+    yield "expanded (stride 0)", base[:, :1, 0].expand(64, 96)
+    yield "channels_last", random_tensor((3, 8, 9, 10), torch.float32, device, seed=4).to(memory_format=torch.channels_last)
+    yield "negative-step equivalent flip", base[:, :, 2].flip(0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_non_contiguous_inputs(device):
+    for name, x in _views(device):
+        ndim = x.dim()
+        for dim in _dim_choices(ndim):
+            for keepdim in (False, True):
+                got = torch.ops.redux.sum(x, dim, keepdim)
+                try:
+                    assert_matches(got, x, dim if dim else (None if not keepdim else list(range(ndim))), keepdim)
+                except AssertionError as e:
+                    raise AssertionError(f"{name}, dim={dim}, keepdim={keepdim}: {e}") from e
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64])
+def test_empty_and_zero_dim(device, dtype):
+    for shape, dim in [((0,), None), ((3, 0), [1]), ((3, 0), [0]), ((0, 4), [0]), ((0, 4), [1]),
+                       ((2, 0, 3), [0, 2]), ((2, 0, 3), None)]:
+        x = torch.empty(shape, dtype=dtype, device=device)
+        for keepdim in (False, True):
+            got = torch.ops.redux.sum(x, dim, keepdim)
+            expect = torch.sum(x, dim, keepdim) if dim else (torch.sum(x) if not keepdim else torch.sum(x, list(range(x.dim())), True))
+            assert got.shape == expect.shape and got.dtype == expect.dtype
+            assert torch.equal(got.cpu(), expect.cpu())
+    s = random_tensor((), dtype, device, seed=5)
+    for dim in (None, [], [0], [-1]):
+        for keepdim in (False, True):
+            got = torch.ops.redux.sum(s, dim, keepdim)
+            expect = torch.sum(s, dim, keepdim) if dim else torch.sum(s)
+            assert got.shape == expect.shape and got.dtype == expect.dtype
+            assert torch.equal(got.cpu(), expect.cpu())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_nan_and_inf_propagate(device, dtype):
+    x = random_tensor((6, 3000), dtype, device, seed=9)
+    x[1, 17] = float("nan")
+    x[2, 2999] = float("inf")
+    x[3, 0] = float("-inf")
+    x[4, 5] = float("inf")
+    x[4, 6] = float("-inf")  # inf + -inf = NaN
+    for dim in ([1], [0], None):
+        got = torch.ops.redux.sum(x, dim).cpu()
+        expect = (torch.sum(x, dim) if dim else torch.sum(x)).cpu()
+        assert torch.equal(torch.isnan(got), torch.isnan(expect)), f"dim={dim}"
+        assert torch.equal(torch.isposinf(got), torch.isposinf(expect)), f"dim={dim}"
+        assert torch.equal(torch.isneginf(got), torch.isneginf(expect)), f"dim={dim}"
+    assert torch.isnan(torch.ops.redux.sum(x, [1])[1]) and torch.isposinf(torch.ops.redux.sum(x, [1])[2])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_half_overflow_like_torch(device):
+    x = torch.full((100000,), 1000.0, dtype=torch.float16, device=device)
+    assert torch.isposinf(torch.ops.redux.sum(x)) and torch.isposinf(torch.sum(x))
+    assert torch.ops.redux.sum(x, dtype=torch.float32).item() == 1e8
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_accuracy_beats_naive_float(device):
+    # 2^22 copies of 0.1f with a large offset: naive float accumulation drifts;
+    # fp64 accumulation gives the correctly rounded float of the exact sum.
+    x = torch.full((2**22,), 0.1, dtype=torch.float32, device=device)
+    exact = float(torch.tensor(0.1, dtype=torch.float32).double()) * 2**22
+    assert torch.ops.redux.sum(x).item() == torch.tensor(exact, dtype=torch.float32).item()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_errors_name_the_argument(device):
+    x = random_tensor((4, 5), torch.float32, device, seed=1)
+    with pytest.raises((IndexError, RuntimeError), match="argument 'dim'.*out of range"):
+        torch.ops.redux.sum(x, [2])
+    with pytest.raises((IndexError, RuntimeError), match="argument 'dim'.*out of range"):
+        torch.ops.redux.sum(x, [-3])
+    with pytest.raises(RuntimeError, match="argument 'dim' lists dimension 1 more than once"):
+        torch.ops.redux.sum(x, [1, -1])
+    with pytest.raises(RuntimeError, match="argument 'self' has dtype ComplexFloat"):
+        torch.ops.redux.sum(x.to(torch.complex64))
+    with pytest.raises(RuntimeError, match="argument 'dtype' is Int"):
+        torch.ops.redux.sum(x, dtype=torch.int32)
+    with pytest.raises(RuntimeError, match="argument 'grid' must be"):
+        torch.ops.redux._sum_grid(x, None, False, None, -1)
+
+
+def test_sparse_input_is_rejected():
+    x = random_tensor((4, 5), torch.float32, "cpu", seed=1).to_sparse()
+    with pytest.raises(NotImplementedError, match="redux::sum.*Sparse"):
+        torch.ops.redux.sum(x)
+
+
+def test_python_wrapper_is_the_op():
+    x = random_tensor((8, 9), torch.float32, "cpu", seed=2)
+    assert torch.equal(redux.sum(x, 1), torch.ops.redux.sum(x, [1]))
+    assert torch.equal(redux.sum(x, dim=(0, 1), keepdim=True), torch.ops.redux.sum(x, [0, 1], True))
+    assert redux.sum(x, dtype=torch.float64).dtype == torch.float64
+    assert redux.sum.__doc__ and "torch.sum" in redux.sum.__doc__
