@@ -33,6 +33,34 @@ def want_cuda():
     return True, f"torch {torch.__version__} (CUDA {torch.version.cuda}), toolkit at {CUDA_HOME}"
 
 
+def _links_shared_libstdcxx(cxx):
+    try:
+        out = subprocess.run([*cxx.split(), "-print-file-name=libstdc++.so"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    return os.path.isabs(out)
+
+
+def pick_cxx():
+    """The extension must share libstdc++ with torch. A C++ compiler that can
+    only link libstdc++ statically (seen: CXX=/opt/gcc/bin/g++ on a CUDA
+    image) puts a private, uninitialized copy of iostreams into redux._C,
+    which crashes on the first error message. Use a compiler that links the
+    shared library, and say so."""
+    cxx = os.environ.get("CXX", "c++")
+    if _links_shared_libstdcxx(cxx):
+        return
+    for cand_cxx, cand_cc in (("/usr/bin/g++", "/usr/bin/gcc"), ("/usr/bin/c++", "/usr/bin/cc")):
+        if os.path.exists(cand_cxx) and _links_shared_libstdcxx(cand_cxx):
+            print(f"redux: {cxx} cannot link a shared libstdc++; building with {cand_cxx} instead",
+                  file=sys.stderr)
+            os.environ["CXX"], os.environ["CC"] = cand_cxx, cand_cc
+            return
+    raise SystemExit(f"redux: {cxx} links libstdc++ only statically and no other g++ was found; "
+                     "set CXX to a compiler with a shared libstdc++")
+
+
 class BuildWithC11(BuildExtension):
     """Compiles csrc/cpu/*.c with the C compiler, then links them in."""
 
@@ -72,6 +100,7 @@ def extension():
                          extra_compile_args={"cxx": cxx, "nvcc": nvcc})
 
 
+pick_cxx()
 # Name, version and packages are in pyproject.toml.
 setup(
     ext_modules=[extension()],

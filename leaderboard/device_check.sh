@@ -7,6 +7,9 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 python3 -c "import torch; print(torch.__version__, torch.version.cuda)" | tee -a "$OUT/gpu.txt"
+rm -rf build redux/_C*.so
 ( time python3 setup.py build_ext --inplace ) > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
-python3 -m pytest tests -q -x ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" | tail -25
+grep -E "^redux:" "$OUT/build.log"
+ldd redux/_C*.so | grep -E "libstdc|not found"
+python3 -m pytest tests -q -ra ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" | tail -25
 python3 -m leaderboard.compare 2>&1 | tee "$OUT/compare.txt"
