@@ -121,7 +121,7 @@ class Timer:
         return out, start.elapsed_time(end) * 1e6
 
 
-def benchmark(fn, size, seed, device, ranked=False, max_time_s=10.0, timer=None):
+def benchmark(fn, size, seed, device, ranked=False, max_time_s=10.0, timer=None, max_runs=MAX_RUNS):
     """Times fn((data, output)) until the standard error is below 0.1% of the
     mean (at least MIN_RUNS, at most MAX_RUNS runs, or max_time_s). One check
     before timing; in ranked mode a fresh seed (seed + 13 each time) and a
@@ -133,7 +133,7 @@ def benchmark(fn, size, seed, device, ranked=False, max_time_s=10.0, timer=None)
         return None, msg
     samples = []
     t_end = time.perf_counter() + max_time_s
-    for i in range(MAX_RUNS):
+    for i in range(max_runs):
         if ranked:
             seed += RANKED_SEED_STEP
             data, output = generate_input(size, seed, device)

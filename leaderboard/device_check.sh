@@ -12,4 +12,7 @@ rm -rf build redux/_C*.so
 grep -E "^redux:" "$OUT/build.log"
 ldd redux/_C*.so | grep -E "libstdc|not found"
 python3 -m pytest tests -q -ra ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" | tail -25
-python3 -m leaderboard.compare 2>&1 | tee "$OUT/compare.txt"
+[ "${COMPARE:-1}" = 1 ] && python3 -m leaderboard.compare 2>&1 | tee "$OUT/compare.txt"
+if [ "${LEADERBOARD:-1}" = 1 ]; then
+  ( time python3 -m leaderboard --out "$OUT/leaderboard" ${LEADERBOARD_ARGS:-} ) 2>&1 | tee "$OUT/leaderboard.txt" | grep -v "^\[" | tail -30
+fi

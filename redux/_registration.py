@@ -86,7 +86,17 @@ def _backward(ctx, grad):
     return (grad,) + (None,) * ctx.extra
 
 
+def _fake_ladder(x):
+    if x.dim() != 1 or x.dtype != torch.float32:
+        raise RuntimeError("redux ladder rung: argument 'x' must be a 1-D float32 tensor")
+    return x.new_empty(())
+
+
 def register():
+    from .variants import VARIANTS
+    for v in VARIANTS:
+        if not v.general:
+            torch.library.register_fake(f"redux::{v.name}")(_fake_ladder)
     torch.library.register_fake("redux::sum")(_fake_sum)
     torch.library.register_fake("redux::_sum_grid")(_fake_sum_grid)
     torch.library.register_autograd("redux::sum", _backward, setup_context=_sum_context)

@@ -4,6 +4,10 @@
 #include <Python.h>
 #include <torch/library.h>
 
+#include <string>
+
+#include "ladder.h"
+
 extern "C" {
 // `import redux._C` loads this library, which runs the registrations below.
 PyObject *PyInit__C(void) {
@@ -21,4 +25,12 @@ TORCH_LIBRARY(redux, m) {
   // prove the result bits do not depend on the grid.
   m.def("_sum_grid(Tensor self, int[1]? dim, bool keepdim, ScalarType? dtype, int grid) -> Tensor",
         {at::Tag::pt2_compliant_tag});
+  // The reduction ladder (csrc/cuda/ladder.cu): 1-D float32 CUDA only, each
+  // returns the sum as a 0-dim float32 tensor.
+  for (const auto &op : redux_shim::kLadderOps) {
+    const std::string schema = std::string(op.name) + "(Tensor x) -> Tensor";
+    m.def(schema.c_str(), {at::Tag::pt2_compliant_tag});  // parsed here, copied
+  }
+  // Internal: streams x once (the read-bandwidth ceiling); not a sum.
+  m.def("_read_probe(Tensor x) -> Tensor");
 }

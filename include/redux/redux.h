@@ -110,6 +110,33 @@ redux_status redux_cuda_sum(redux_family family, const void *x, void *y,
                             redux_shape shape, redux_dtype in, redux_dtype out,
                             int grid, void *stream);
 
+/* ---- The reduction ladder (csrc/cuda/ladder.cu) --------------------------
+ * Teaching/scoring rungs of the classic reduction ladder, 1-D float32 in,
+ * one float32 out. Every rung accumulates in fp64 (float accumulators fail
+ * the competition's check on offset data). Names and descriptions live in
+ * redux/variants.py, the one table of variants. */
+typedef enum redux_rung {
+  REDUX_RUNG_ATOMIC_NAIVE = 0, /* one fp64 atomicAdd per element */
+  REDUX_RUNG_SMEM_TREE = 1,    /* shared-memory tree per block, atomic per block */
+  REDUX_RUNG_WARP_SHUFFLE = 2, /* warp shuffles + per-warp smem, atomic per block */
+  REDUX_RUNG_GRID_STRIDE = 3,  /* grid-stride registers, warp+block reduce, atomic per block */
+  REDUX_RUNG_TWO_PASS = 4,     /* fixed grid of partials, then a second kernel */
+  REDUX_RUNG_VEC4 = 5,         /* rung 3 with 16-byte loads */
+  REDUX_RUNG_LAST_BLOCK = 6,   /* vec4 single pass, last block finishes */
+  REDUX_RUNG_CUB = 7,          /* cub::DeviceReduce::Sum (float accumulation) */
+  REDUX_RUNG_COUNT = 8
+} redux_rung;
+
+size_t redux_cuda_ladder_workspace_bytes(redux_rung rung, int64_t n);
+/* y: one float. n > 0. grid > 0 forces the grid of rungs that take one. */
+redux_status redux_cuda_ladder_sum(redux_rung rung, const float *x, float *y, int64_t n, void *workspace,
+                                   size_t workspace_bytes, int grid, void *stream);
+
+/* Read-bandwidth probe: reads n floats (16-byte loads when aligned) and
+ * writes one float per block to `sink` (sink_len >= blocks). Not a sum. */
+int redux_cuda_read_probe_blocks(void);
+redux_status redux_cuda_read_probe(const float *x, int64_t n, float *sink, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,116 @@
+"""The harness (leaderboard/): the competition's generator, checker, stats
+and stopping rule, an end-to-end CPU run, and proof that the checker rejects
+the deliberately wrong solutions in tests/wrong_solutions/."""
+import json
+import os
+
+import pytest
+import torch
+
+from leaderboard import cli, core
+
+HERE = os.path.dirname(__file__)
+WRONG = os.path.join(HERE, "wrong_solutions")
+
+
+def test_generator_is_seeded_scaled_and_offset():
+    a, out = core.generate_input(4096, 7, "cpu")
+    b, _ = core.generate_input(4096, 7, "cpu")
+    c, _ = core.generate_input(4096, 8, "cpu")
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    assert a.dtype == torch.float32 and a.shape == (4096,) and a.is_contiguous()
+    assert out.shape == (1,) and out.dtype == torch.float32
+    offsets = [core.generate_input(20000, s, "cpu")[0].mean().item() for s in range(12)]
+    assert all(-101 < o < 101 for o in offsets) and max(abs(o) for o in offsets) > 5
+    stds = [core.generate_input(20000, s, "cpu")[0].std().item() for s in range(12)]
+    assert all(0.09 < s < 10.5 for s in stds)
+
+
+def test_reference_is_fp64_sum_cast_to_fp32():
+    x = torch.tensor([1e8, 1.0, -1e8, 0.5], dtype=torch.float32)
+    ref = core.reference(x)
+    assert ref.shape == () and ref.dtype == torch.float32 and ref.item() == 1.5
+
+
+def test_checker_tolerance_and_special_values():
+    ref = torch.tensor(1000.0)
+    assert core.check(torch.tensor(1000.0 + 0.009), ref) == ""          # within 1e-5 * 1000
+    assert "mismatch" in core.check(torch.tensor(1000.02), ref)
+    assert "shape" in core.check(torch.tensor([1000.0]), ref)
+    assert "NaN" in core.check(torch.tensor(float("nan")), ref)
+    assert "inf" in core.check(torch.tensor(float("inf")), ref)
+    assert core.check(torch.tensor(float("inf")), torch.tensor(float("inf"))) == ""
+    assert core.check(torch.tensor(float("nan")), torch.tensor(float("nan"))) == ""
+    assert "inf" in core.check(torch.tensor(float("-inf")), torch.tensor(float("inf")))
+    assert "expected a tensor" in core.check(1000.0, ref)
+
+
+def test_stats_and_stopping_rule():
+    st = core.summarize([10.0, 12.0, 14.0])
+    assert st.runs == 3 and st.mean == 12.0 and st.best == 10.0 and st.worst == 14.0
+    assert abs(st.std - 2.0) < 1e-12 and abs(st.err - 2.0 / 3 ** 0.5) < 1e-12
+    calls = []
+
+    def fn(data):
+        calls.append(1)
+        return core.reference(data[0])
+
+    st, msg = core.benchmark(fn, 1024, 1, "cpu", max_time_s=0.5)
+    assert msg == "" and core.MIN_RUNS <= st.runs <= core.MAX_RUNS
+    assert len(calls) == st.runs + 1  # one check before timing
+    st, msg = core.benchmark(fn, 1024, 1, "cpu", ranked=True, max_time_s=0.2, max_runs=5)
+    assert msg == "" and st.runs <= 5
+
+
+def _run(tmp_path, *extra):
+    args = cli.parse_args(["--device", "cpu", "--quick", "--sizes", "4096,65536", "--out", str(tmp_path),
+                           "--time-budget", "0.3", *extra])
+    return cli.run(args)
+
+
+def test_end_to_end_cpu_run_writes_table_json_plot(tmp_path):
+    results = _run(tmp_path)
+    cli.write_outputs(results, str(tmp_path))
+    assert set(results["ops"]) >= {"torch.sum", "sum"}
+    for name in ("torch.sum", "sum"):
+        e = results["ops"][name]
+        assert e["correct"], e
+        assert all(v == "pass" for v in e["tests"].values())
+        assert e["benchmarks"]["65536"]["runs"] >= core.MIN_RUNS and e["score_ns"] > 0
+    assert abs(results["ops"]["torch.sum"]["ratio_to_torch"] - 1.0) < 1e-12
+    saved = json.load(open(tmp_path / "leaderboard.json"))
+    assert saved["ops"]["sum"]["benchmarks"]["4096"]["mean"] > 0
+    md = open(tmp_path / "leaderboard.md").read()
+    assert "| 1 |" in md and "torch.sum" in md
+    assert (tmp_path / "leaderboard.png").stat().st_size > 10_000
+    text = cli.format_terminal(results)
+    assert "torch.sum" in text and "score" in text
+
+
+def test_cli_main_and_help(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--help"])
+    assert e.value.code == 0 and "--ranked" in capsys.readouterr().out
+    rc = cli.main(["--device", "cpu", "--quick", "--sizes", "2048", "--out", str(tmp_path), "--no-plot",
+                   "--time-budget", "0.2", "--ops", "sum"])
+    assert rc == 0 and "sum" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="unknown or unavailable ops"):
+        cli.main(["--device", "cpu", "--ops", "sum_vec4", "--out", str(tmp_path)])
+
+
+@pytest.mark.parametrize("ranked", [False, True])
+def test_wrong_solutions_are_rejected(tmp_path, ranked):
+    subs = ["skip_one_percent.py", "early_return.py"] + (["cached_result.py"] if ranked else [])
+    flags = [a for s in subs for a in ("--submission", os.path.join(WRONG, s))]
+    results = _run(tmp_path, "--ops", "sum", *flags, *(["--ranked"] if ranked else []))
+    for s in subs:
+        e = results["ops"]["file:" + s[:-3]]
+        assert not e["correct"], f"{s} was accepted: {e}"
+    assert results["ops"]["sum"]["correct"] and results["ops"]["torch.sum"]["correct"]
+
+
+def test_a_correct_submission_is_accepted(tmp_path):
+    sub = tmp_path / "good.py"
+    sub.write_text("import torch\n\ndef custom_kernel(data):\n    return torch.ops.redux.sum(data[0])\n")
+    results = _run(tmp_path, "--ops", "sum", "--ranked", "--submission", str(sub))
+    assert results["ops"]["file:good"]["correct"]
