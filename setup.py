@@ -96,7 +96,7 @@ def extension():
     if os.environ.get("REDUX_PTXAS_VERBOSE") == "1":
         nvcc += ["-Xptxas", "-v"]
     sources += sorted(glob.glob("csrc/cuda/*.cu"))
-    return CUDAExtension("redux._C", sources, include_dirs=include_dirs,
+    return CUDAExtension("redux._C", sources, include_dirs=include_dirs, define_macros=[("REDUX_WITH_CUDA", None)],
                          extra_compile_args={"cxx": cxx, "nvcc": nvcc})
 
 

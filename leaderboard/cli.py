@@ -264,6 +264,19 @@ def write_outputs(results, out_dir, make_plot=True):
         plot(results, os.path.join(out_dir, "leaderboard.png"))
 
 
+def _evaluate(argv):
+    from leaderboard import popcorn
+    return popcorn.main(argv)
+
+
+def _export(argv):
+    from leaderboard import export
+    return export.main(argv)
+
+
+SUBCOMMANDS.update(evaluate=_evaluate, export=_export)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in SUBCOMMANDS:

@@ -16,3 +16,17 @@ python3 -m pytest tests -q -ra ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" | t
 if [ "${LEADERBOARD:-1}" = 1 ]; then
   ( time python3 -m leaderboard --out "$OUT/leaderboard" ${LEADERBOARD_ARGS:-} ) 2>&1 | tee "$OUT/leaderboard.txt" | grep -v "^\[" | tail -30
 fi
+if [ "${EVAL:-1}" = 1 ]; then
+  # The exported one-file submission through the protocol evaluator, next to
+  # torch.sum (tests/solutions/torch_sum.py) measured the same way.
+  python3 -m leaderboard export --out "$OUT/submission.py"
+  for sub in "$OUT/submission.py" tests/solutions/torch_sum.py; do
+    for mode in test benchmark leaderboard; do
+      file=leaderboard/benchmarks.txt; [ $mode = test ] && file=leaderboard/tests.txt
+      POPCORN_FD=3 python3 -m leaderboard evaluate $mode $file --submission "$sub" \
+        3> "$OUT/popcorn_$(basename $sub .py)_$mode.txt"
+      echo "$(basename $sub) $mode exit=$?"
+    done
+  done
+  grep -hE "check|mean" "$OUT"/popcorn_*.txt | head -40
+fi

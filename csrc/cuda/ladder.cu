@@ -120,7 +120,8 @@ last_block_kernel(const float *__restrict__ x, int64_t n, double *partials, unsi
 }
 
 __global__ void __launch_bounds__(kBlock) read_probe_kernel(const float *__restrict__ x, int64_t n, float *sink) {
-  /* max of |x| keeps every load alive without a long dependency chain */
+  /* max of |x| over the block keeps every load alive, with no long chain */
+  __shared__ float warp_max[kBlock / 32];
   const int64_t stride = (int64_t)gridDim.x * kBlock;
   const int64_t n4 = n / 4;
   const float4 *x4 = reinterpret_cast<const float4 *>(x);
@@ -130,7 +131,12 @@ __global__ void __launch_bounds__(kBlock) read_probe_kernel(const float *__restr
     m = fmaxf(m, fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))));
   }
   for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, off));
-  if (threadIdx.x == 0) sink[blockIdx.x] = m;
+  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kBlock / 32; ++w) m = fmaxf(m, warp_max[w]);
+    sink[blockIdx.x] = m;
+  }
 }
 
 int device_fill_grid(const void *kernel) {

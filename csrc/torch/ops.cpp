@@ -31,6 +31,9 @@ TORCH_LIBRARY(redux, m) {
     const std::string schema = std::string(op.name) + "(Tensor x) -> Tensor";
     m.def(schema.c_str(), {at::Tag::pt2_compliant_tag});  // parsed here, copied
   }
+  // Internal: the competition entry point custom_kernel (task.h) of
+  // csrc/torch/contest.cpp, for the evaluator. Writes into `output`.
+  m.def("_contest_custom_kernel(Tensor data, Tensor(a!) output) -> Tensor(a)");
   // Internal: streams x once (the read-bandwidth ceiling); not a sum.
   m.def("_read_probe(Tensor x) -> Tensor");
 }

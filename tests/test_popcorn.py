@@ -1,0 +1,200 @@
+"""The competition interface: the popcorn protocol evaluator, seed mixing,
+exit codes, the one-file export, and the task.h / utils.h headers."""
+import ast
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from conftest import cuda
+from leaderboard import export, popcorn
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS_TXT = os.path.join(ROOT, "leaderboard", "tests.txt")
+
+
+def evaluate(mode, testfile, *extra, device="cpu", env_extra=None, fd=True):
+    """Runs the evaluator in a subprocess; returns (exit code, {key: value}, stderr)."""
+    env = dict(os.environ, REDUX_EVAL_DEVICE=device, PYTHONPATH=ROOT)
+    env.update(env_extra or {})
+    r, w = os.pipe()
+    if fd:
+        env["POPCORN_FD"] = str(w)
+    else:
+        env.pop("POPCORN_FD", None)
+    proc = subprocess.Popen([sys.executable, "-m", "leaderboard", "evaluate", mode, testfile, *extra],
+                            cwd=ROOT, env=env, pass_fds=(w,), stderr=subprocess.PIPE, text=True)
+    os.close(w)
+    with os.fdopen(r) as f:
+        out = f.read()
+    _, err = proc.communicate(timeout=600)
+    lines = {}
+    for line in out.splitlines():
+        key, _, value = line.partition(": ")
+        assert key and _, f"malformed protocol line {line!r}"
+        lines[key] = value
+    return proc.returncode, lines, err
+
+
+def test_parse_test_file():
+    cases = popcorn.parse_test_file("size: 1024; seed: 5236\n\nsize: 7;seed: 1; kind: big\n")
+    assert cases == [{"size": 1024, "seed": 5236}, {"size": 7, "seed": 1, "kind": "big"}]
+    for bad in ("size 1024; seed: 1", "size: 1024", "size: x; seed: 1", ""):
+        with pytest.raises(popcorn.SpecError):
+            popcorn.parse_test_file(bad)
+    assert popcorn.spec_string(cases[0]) == "size: 1024; seed: 5236"
+
+
+def test_seed_mixing_is_cantor_pairing():
+    assert popcorn.combine_seed(1, 2) == 1 + 3 * 4 // 2
+    assert popcorn.combine_seed(5236, 0) == 5236 + 5236 * 5237 // 2
+    big = 10**12
+    assert popcorn.combine_seed(3, big) > big  # a large secret makes a large seed
+
+
+def test_correct_submission_passes_test_mode():
+    rc, lines, err = evaluate("test", TESTS_TXT, "--submission", os.path.join(HERE, "solutions", "torch_sum.py"))
+    assert rc == 0, err
+    assert lines["check"] == "pass" and lines["test-count"] == "6"
+    assert all(lines[f"test.{i}.status"] == "pass" for i in range(6))
+    assert lines["test.0.spec"] == "size: 1023; seed: 4242"
+
+
+def test_cpp_custom_kernel_passes_test_mode():
+    rc, lines, err = evaluate("test", TESTS_TXT, "--cpp")
+    assert rc == 0, err
+    assert lines["check"] == "pass"
+
+
+@pytest.mark.parametrize("name", ["skip_one_percent.py", "cached_result.py", "early_return.py"])
+def test_wrong_solutions_fail_test_mode_with_112(name):
+    rc, lines, err = evaluate("test", TESTS_TXT, "--submission", os.path.join(HERE, "wrong_solutions", name))
+    assert rc == 112, err
+    assert lines["check"] == "fail"
+    assert any(v == "fail" for k, v in lines.items() if k.endswith(".status"))
+    assert any(k.endswith(".error") for k in lines)
+
+
+def test_popcorn_seed_is_mixed_in():
+    rc, lines, err = evaluate("test", TESTS_TXT, "--cpp", env_extra={"POPCORN_SEED": "99"})
+    assert rc == 0, err
+    assert lines["test.0.spec"] == f"size: 1023; seed: {popcorn.combine_seed(4242, 99)}"
+
+
+def test_benchmark_and_leaderboard_modes_report_stats(tmp_path):
+    tf = tmp_path / "bench.txt"
+    tf.write_text("size: 4096; seed: 3\nsize: 65536; seed: 4\n")
+    for mode in ("benchmark", "leaderboard"):
+        rc, lines, err = evaluate(mode, str(tf), "--cpp", "--max-time", "0.5")
+        assert rc == 0, err
+        assert lines["benchmark-count"] == "2" and lines["check"] == "pass"
+        for i in range(2):
+            runs, mean = int(lines[f"benchmark.{i}.runs"]), float(lines[f"benchmark.{i}.mean"])
+            assert runs >= 3 and mean > 0
+            assert float(lines[f"benchmark.{i}.best"]) <= mean <= float(lines[f"benchmark.{i}.worst"])
+            for key in ("std", "err"):
+                assert float(lines[f"benchmark.{i}.{key}"]) >= 0
+
+
+def test_leaderboard_mode_rejects_cache(tmp_path):
+    tf = tmp_path / "bench.txt"
+    tf.write_text("size: 4096; seed: 3\n")
+    rc, lines, err = evaluate("leaderboard", str(tf), "--submission",
+                              os.path.join(HERE, "wrong_solutions", "cached_result.py"), "--max-time", "0.5")
+    assert rc == 112 and lines["check"] == "fail" and "mismatch" in lines["benchmark.0.error"]
+
+
+def test_exit_codes_for_usage_fd_and_spec(tmp_path):
+    rc, _, err = evaluate("test", TESTS_TXT, "--cpp", fd=False)
+    assert rc == 111 and "POPCORN_FD" in err
+    bad = tmp_path / "bad.txt"
+    bad.write_text("size: 12 seed 3\n")
+    rc, _, _ = evaluate("test", str(bad), "--cpp")
+    assert rc == 113
+    rc, _, _ = evaluate("nonsense-mode", TESTS_TXT)
+    assert rc == 2
+
+
+def test_profile_mode(tmp_path):
+    tf = tmp_path / "p.txt"
+    tf.write_text("size: 4096; seed: 3\n")
+    rc, lines, err = evaluate("profile", str(tf), "--cpp")
+    assert rc == 0, err
+    assert "redux::_contest_custom_kernel" in lines["benchmark.0.report"]
+
+
+def test_export_writes_a_valid_single_file_submission(tmp_path):
+    out = tmp_path / "submission.py"
+    assert export.main(["--out", str(out)]) == 0
+    text = out.read_text()
+    assert text.splitlines()[0] == "#!POPCORN leaderboard vectorsum_v2"
+    tree = ast.parse(text)
+    imports = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imports |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imports.add(node.module.split(".")[0])
+    assert imports == {"torch"}, imports
+    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert "custom_kernel" in funcs
+    assert "sum_chunks_kernel" in text and "__global__" in text and "load_inline" in text
+    assert '#include "' not in text  # every local header is inlined
+
+
+CXX = shutil.which("g++")
+CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+HAS_TOOLKIT = CXX is not None and os.path.exists(os.path.join(CUDA_HOME, "include", "cuda_runtime.h"))
+
+
+@pytest.mark.skipif(not HAS_TOOLKIT, reason="needs g++ and the CUDA toolkit headers")
+def test_utils_h_reporter_and_cuda_check(tmp_path):
+    src = tmp_path / "t.cpp"
+    src.write_text(r'''
+#include "utils.h"
+#include <cstring>
+int main() {
+  TestReporter r;
+  if (r.has_run()) return 1;
+  r.fail("off by one");
+  if (r.has_passed() || std::strcmp(r.message().c_str(), "off by one") != 0) return 2;
+  r.pass();
+  if (!r.has_passed() || !r.message().empty()) return 3;
+  CUDA_CHECK(cudaSetDevice(1 << 20));  /* no such device anywhere */
+  return 4;
+}''')
+    exe = tmp_path / "t"
+    subprocess.run([CXX, "-std=c++17", "-I", ROOT, "-I", os.path.join(CUDA_HOME, "include"), str(src), "-o", str(exe),
+                    "-L", os.path.join(CUDA_HOME, "lib64"), "-lcudart"], check=True)
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(CUDA_HOME, "lib64"))
+    r = subprocess.run([str(exe)], capture_output=True, text=True, env=env)
+    assert r.returncode == 110, (r.returncode, r.stderr)
+    assert "cudaSetDevice(1 << 20)" in r.stderr and "t.cpp:11" in r.stderr and "function main" in r.stderr
+
+
+@pytest.mark.skipif(CXX is None, reason="needs g++")
+def test_task_h_declares_the_contract(tmp_path):
+    from torch.utils.cpp_extension import include_paths
+    src = tmp_path / "impl.cpp"
+    src.write_text('#include "task.h"\n#include <type_traits>\n'
+                   'static_assert(std::is_same_v<input_t, std::tuple<at::Tensor, at::Tensor>>);\n'
+                   'static_assert(std::is_same_v<output_t, at::Tensor>);\n'
+                   'output_t custom_kernel(input_t data) { return std::get<1>(data).view(c10::IntArrayRef{}); }\n'
+                   'int size_of_args() { task_args_t a{1024, 5236}; return (int)(a.size + a.seed); }\n')
+    flags = sum([["-I", p] for p in include_paths()], [])
+    subprocess.run([CXX, "-std=c++17", "-fsyntax-only", "-I", ROOT, *flags, str(src)], check=True)
+
+
+@cuda
+@pytest.mark.cuda
+def test_cuda_evaluator_cpp_and_wrong_solutions():
+    rc, lines, err = evaluate("test", TESTS_TXT, "--cpp", device="cuda")
+    assert rc == 0 and lines["check"] == "pass", err
+    for name in ("skip_one_percent.py", "cached_result.py", "early_return.py"):
+        rc, lines, err = evaluate("test", TESTS_TXT, "--submission", os.path.join(HERE, "wrong_solutions", name),
+                                  device="cuda")
+        assert rc == 112 and lines["check"] == "fail", (name, err)
