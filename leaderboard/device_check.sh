@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
-# One device run: build for sm_90, run the whole test suite (CUDA tests must
-# run, not skip), then the comparison against torch.sum. Logs under $OUT.
+# The GPU run, in steps chosen by STEPS (default "build test leaderboard"):
+#   build        build for TORCH_CUDA_ARCH_LIST (default 9.0) with MAX_JOBS=16
+#   test         the whole pytest suite (CUDA tests must run, not skip)
+#   compare      redux.sum vs torch.sum on the six competition sizes
+#   leaderboard  python -m leaderboard -> $OUT/leaderboard/
+#   eval         the exported one-file submission through the popcorn
+#                evaluator (test, benchmark, leaderboard), beside torch.sum
+# Logs go under $OUT (the device tool returns at most 8 files).
 set -uo pipefail
 OUT=${OUT:-/tmp/redux_out}
+STEPS=${STEPS:-build test leaderboard}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
-python3 -c "import torch; print(torch.__version__, torch.version.cuda)" | tee -a "$OUT/gpu.txt"
-rm -rf build redux/_C*.so
-( time python3 setup.py build_ext --inplace ) > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
-grep -E "^redux:" "$OUT/build.log"
-ldd redux/_C*.so | grep -E "libstdc|not found"
-python3 -m pytest tests -q -ra ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" | tail -25
-[ "${COMPARE:-1}" = 1 ] && python3 -m leaderboard.compare 2>&1 | tee "$OUT/compare.txt"
-if [ "${LEADERBOARD:-1}" = 1 ]; then
-  ( time python3 -m leaderboard --out "$OUT/leaderboard" ${LEADERBOARD_ARGS:-} ) 2>&1 | tee "$OUT/leaderboard.txt" | grep -v "^\[" | tail -30
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)"
+if has build; then
+  rm -rf build redux/_C*.so
+  ( time python3 setup.py build_ext --inplace ) > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+  grep -E "^redux:" "$OUT/build.log"
+  ldd redux/_C*.so | grep -E "libstdc"
 fi
-if [ "${EVAL:-1}" = 1 ]; then
-  # The exported one-file submission through the protocol evaluator, next to
-  # torch.sum (tests/solutions/torch_sum.py) measured the same way.
+if has test; then
+  python3 -m pytest tests -q -ra ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" | tail -${TEST_TAIL:-8}
+fi
+if has compare; then
+  python3 -m leaderboard.compare 2>&1 | tee "$OUT/compare.txt"
+fi
+if has leaderboard; then
+  ( time python3 -m leaderboard --out "$OUT/leaderboard" ${LEADERBOARD_ARGS:-} ) 2>"$OUT/leaderboard.err" \
+    | tee "$OUT/leaderboard.txt"
+fi
+if has eval; then
   python3 -m leaderboard export --out "$OUT/submission.py"
   for sub in "$OUT/submission.py" tests/solutions/torch_sum.py; do
     for mode in test benchmark leaderboard; do
@@ -28,5 +41,7 @@ if [ "${EVAL:-1}" = 1 ]; then
       echo "$(basename $sub) $mode exit=$?"
     done
   done
-  grep -hE "check|mean" "$OUT"/popcorn_*.txt | head -40
+  for f in "$OUT"/popcorn_*_benchmark.txt "$OUT"/popcorn_*_leaderboard.txt; do
+    echo "== $(basename $f)"; grep -E "^(benchmark\.[0-9]+\.(spec|mean)|check)" "$f" | paste - - | head -8
+  done
 fi
