@@ -6,6 +6,7 @@
 #   leaderboard  python -m leaderboard -> $OUT/leaderboard/
 #   eval         the exported one-file submission through the popcorn
 #                evaluator (test, benchmark, leaderboard), beside torch.sum
+#                (SUBS overrides the list of submission files)
 # Logs go under $OUT (the device tool returns at most 8 files).
 set -uo pipefail
 OUT=${OUT:-/tmp/redux_out}
@@ -33,7 +34,7 @@ if has leaderboard; then
 fi
 if has eval; then
   python3 -m leaderboard export --out "$OUT/submission.py"
-  for sub in "$OUT/submission.py" tests/solutions/torch_sum.py; do
+  for sub in ${SUBS:-"$OUT/submission.py" tests/solutions/torch_sum.py}; do
     for mode in test benchmark leaderboard; do
       file=leaderboard/benchmarks.txt; [ $mode = test ] && file=leaderboard/tests.txt
       POPCORN_FD=3 python3 -m leaderboard evaluate $mode $file --submission "$sub" \

@@ -57,6 +57,9 @@ def test_seed_mixing_is_cantor_pairing():
 
 
 def test_correct_submission_passes_test_mode():
+    rc, lines, err = evaluate("test", TESTS_TXT, "--submission", os.path.join(HERE, "solutions", "fp64_reference.py"))
+    assert rc == 0, err
+    assert lines["check"] == "pass"
     rc, lines, err = evaluate("test", TESTS_TXT, "--submission", os.path.join(HERE, "solutions", "torch_sum.py"))
     assert rc == 0, err
     assert lines["check"] == "pass" and lines["test-count"] == "6"

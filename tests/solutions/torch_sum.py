@@ -1,8 +1,8 @@
 #!POPCORN leaderboard vectorsum_v2
-# A correct reference submission: torch.sum in float64.
-import torch
+# A correct submission: plain torch.sum (float32 accumulation), the baseline
+# every redux number is compared with.
 
 
 def custom_kernel(data):
     x, _ = data
-    return x.to(torch.float64).sum().to(torch.float32)
+    return x.sum()
