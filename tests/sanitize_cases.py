@@ -1,0 +1,52 @@
+"""Every CUDA kernel of redux once, for compute-sanitizer (tests/sanitize.sh):
+each family and dtype pair, aligned and misaligned inputs, one and several
+chunks, forced grids, the ladder rungs, the read probe and the contest
+custom_kernel. Results are checked, so a run is also a correctness run.
+Sizes stay small: the sanitizers slow kernels by 10-100x."""
+import sys
+
+import torch
+
+import redux
+from leaderboard import core
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from conftest import assert_matches, random_tensor  # noqa: E402
+
+PROBLEMS = [((1,), None), ((1000,), None), ((70_001,), None), ((300_007,), None),  # full, 1 and many chunks
+            ((33, 7), [1]), ((17, 1000), [1]), ((5, 40_000), [1]),                   # short rows, long rows
+            ((1000, 33), [0]), ((3000, 64), [0]), ((7, 600, 5), [1]), ((64, 2), [0])]  # columns
+PAIRS = [(torch.float32, None), (torch.float64, None), (torch.float16, None), (torch.bfloat16, None),
+         (torch.int64, None), (torch.float16, torch.float32), (torch.bfloat16, torch.float32),
+         (torch.float32, torch.float64)]
+
+
+def main():
+    count = 0
+    for shape, dim in PROBLEMS:
+        for dtype, out in PAIRS:
+            n = 1
+            for s in shape:
+                n *= s
+            for off in (0, 1):  # aligned and misaligned starts
+                buf = random_tensor((n + off,), dtype, "cuda", seed=n + off)
+                x = buf[off:].view(shape)
+                for grid in (0, 3):
+                    got = torch.ops.redux._sum_grid(x, dim, False, out, grid)
+                    assert_matches(got, x, dim, dtype=out)
+                    count += 1
+    for v in redux.VARIANTS:
+        if not v.general:
+            for n in (1000, 100_003):
+                data = core.generate_input(n, 11)
+                assert core.check(getattr(torch.ops.redux, v.name)(data[0]), core.reference(data[0])) == ""
+                count += 1
+    data = core.generate_input(65_536, 12)
+    assert core.check(torch.ops.redux._contest_custom_kernel(*data), core.reference(data[0])) == ""
+    torch.ops.redux._read_probe(torch.rand(1 << 16, device="cuda"))
+    torch.cuda.synchronize()
+    print(f"sanitize_cases: {count + 2} kernel calls checked")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""Reliability: the C kernels under AddressSanitizer/UBSan, indexing beyond
+2^31 elements, strange views and values, stress without leaks, and failure
+paths (out of memory) that leave the process usable."""
+import gc
+import math
+import os
+import random
+import shutil
+import subprocess
+import threading
+
+import pytest
+import torch
+
+from conftest import DEVICES, HAS_CUDA, assert_matches, cuda, random_tensor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CC = shutil.which("gcc") or shutil.which("cc")
+
+
+@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+def test_cpu_kernels_clean_under_asan_and_ubsan(tmp_path):
+    exe = tmp_path / "cpu_kernels_check"
+    srcs = [os.path.join(ROOT, "tests", "c", "cpu_kernels_check.c"), os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"),
+            os.path.join(ROOT, "csrc", "cpu", "status.c")]
+    subprocess.run([CC, "-std=c11", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+                    "-fno-omit-frame-pointer", "-ffp-contract=off", "-I", os.path.join(ROOT, "include"), *srcs,
+                    "-lm", "-o", str(exe)], check=True)
+    r = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 failures" in r.stdout and "ERROR" not in r.stderr and "runtime error" not in r.stderr
+
+
+# ---------------- beyond 2^31 elements (CUDA; the H200 has the memory) ----------------
+
+BIG = 2**31 + 17
+
+
+def _big_check(got, x, dim, out_dtype):
+    """Reference in fp64 on the GPU (torch indexes 64-bit), then our tolerance."""
+    ref = x.sum(dim=dim, dtype=torch.float64) if dim is not None else x.sum(dtype=torch.float64)
+    mag = x.abs().sum(dim=dim, dtype=torch.float64) if dim is not None else x.abs().sum(dtype=torch.float64)
+    rel = {torch.float32: 2**-23, torch.float16: 2**-10}[out_dtype]
+    err = (got.double() - ref).abs()
+    assert got.dtype == out_dtype
+    assert bool((err <= rel * ref.abs() + 1e-5 * mag).all()), f"max err {err.max().item()}"
+
+
+@cuda
+@pytest.mark.cuda
+@pytest.mark.slow
+def test_full_beyond_2_31_fp16_and_fp32():
+    g = torch.Generator(device="cuda").manual_seed(1)
+    x = (torch.randn(BIG, device="cuda", generator=g, dtype=torch.float16) * 0.5)
+    _big_check(torch.ops.redux.sum(x), x, None, torch.float16)
+    _big_check(torch.ops.redux.sum(x, dtype=torch.float32), x, None, torch.float32)
+    del x
+    x = torch.randn(BIG, device="cuda", generator=g) + 3.0
+    _big_check(torch.ops.redux.sum(x), x, None, torch.float32)
+    del x
+    torch.cuda.empty_cache()
+
+
+@cuda
+@pytest.mark.cuda
+@pytest.mark.slow
+def test_rows_and_columns_beyond_2_31():
+    g = torch.Generator(device="cuda").manual_seed(2)
+    # two rows each longer than 2^31 (long-row chunks, row offsets > 2^32)
+    x = torch.randn(2, BIG, device="cuda", generator=g, dtype=torch.float16) * 0.25
+    _big_check(torch.ops.redux.sum(x, [1]), x, 1, torch.float16)
+    del x
+    # 2^26 + 1 short rows: row * n beyond 2^31
+    x = torch.randn(2**26 + 1, 32, device="cuda", generator=g) + 1.0
+    _big_check(torch.ops.redux.sum(x, [1]), x, 1, torch.float32)
+    # columns: r * inner beyond 2^31
+    _big_check(torch.ops.redux.sum(x, [0]), x, 0, torch.float32)
+    del x
+    x = torch.randn(2**25 + 1, 64, device="cuda", generator=g, dtype=torch.float16)
+    _big_check(torch.ops.redux.sum(x, [0], dtype=torch.float32), x, 0, torch.float32)
+    del x
+    torch.cuda.empty_cache()
+
+
+# ---------------- strange views and values ----------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
+def test_misaligned_offsets_every_family(device, dtype):
+    for off in range(1, 8):
+        for shape, dim in [((5003,), None), ((37, 515), [1]), ((515, 37), [0]), ((7, 300, 9), [1]), ((9, 3), [0]),
+                           ((4, 70001), [1])]:
+            n = math.prod(shape)
+            buf = random_tensor((n + off,), dtype, device, seed=off * 31 + n)
+            x = buf[off:].view(shape)
+            assert_matches(torch.ops.redux.sum(x, dim), x, dim)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tiny_inner_dims_and_size_one_dims(device):
+    for shape, dim in [((1000, 2), [0]), ((3, 1000, 3), [1]), ((1, 1, 4097, 1), [2]), ((4097, 1, 1), [0]),
+                       ((2, 1, 3, 1, 5), [0, 2, 4]), ((1,), None), ((1, 1), [0, 1])]:
+        x = random_tensor(shape, torch.float32, device, seed=len(shape))
+        for keepdim in (False, True):
+            assert_matches(torch.ops.redux.sum(x, dim, keepdim), x, dim, keepdim)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_subnormals_sum_exactly(device):
+    tiny = torch.tensor(1e-45, dtype=torch.float32)  # the smallest float32 subnormal
+    x = torch.full((10007,), tiny.item(), device=device)
+    got = torch.ops.redux.sum(x)
+    assert got.item() == torch.tensor(10007 * tiny.double().item(), dtype=torch.float32).item()
+    h = torch.full((999,), 2**-24, dtype=torch.float16, device=device)  # fp16 subnormal
+    assert torch.ops.redux.sum(h).item() == 999 * 2**-24
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bf16_overflow_like_torch(device):
+    x = torch.full((4,), 3e38, dtype=torch.bfloat16, device=device)
+    assert torch.isposinf(torch.ops.redux.sum(x)) and torch.isposinf(torch.sum(x))
+    assert torch.ops.redux.sum(x, dtype=torch.float64).item() == pytest.approx(4 * x[0].double().item())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_1e8_copies_of_point_one_within_one_ulp(device):
+    n = 10**8
+    x = torch.full((n,), 0.1, dtype=torch.float32, device=device)
+    exact = float(torch.tensor(0.1, dtype=torch.float32).double()) * n  # exact in fp64 (2^27 > n)
+    got = torch.ops.redux.sum(x).item()
+    ulp32 = 2.0 ** (math.floor(math.log2(exact)) - 23)  # float32 spacing at the exact value
+    assert abs(got - exact) <= ulp32, (got, exact, ulp32)
+    del x
+
+
+# ---------------- stress ----------------
+
+def _pool(device, rng):
+    shapes = [((rng.randrange(1, 300_000),), None), ((rng.randrange(1, 300), rng.randrange(1, 3000)), [1]),
+              ((rng.randrange(1, 3000), rng.randrange(1, 300)), [0]), ((rng.randrange(1, 40), 700, 9), [1]),
+              ((5, rng.randrange(1, 200_000)), [1]), ((rng.randrange(1, 64), 3, 5, 7), [0, 2])]
+    pool = []
+    for i, (shape, dim) in enumerate(shapes * 3):
+        dtype = [torch.float32, torch.float16, torch.bfloat16, torch.float64][i % 4]
+        x = random_tensor(shape, dtype, device, seed=1000 + i)
+        expected = torch.ops.redux.sum(x, dim)
+        assert_matches(expected, x, dim)  # the pool's answers are checked once against fp64
+        pool.append((x, dim, expected))
+    return pool
+
+
+def _stress(device, calls, threads, streams):
+    rng = random.Random(7)
+    pool = _pool(device, rng)
+    if device == "cuda":
+        torch.cuda.synchronize()
+        gc.collect()
+        before = torch.cuda.memory_allocated()
+    errors = []
+
+    def worker(k):
+        r = random.Random(k)
+        stream = torch.cuda.Stream() if streams else None
+        pending = []
+
+        def check_pending():
+            if stream is not None:
+                stream.synchronize()
+            for i, j, got in pending:
+                if not torch.equal(got, pool[j][2]):
+                    errors.append((k, i, tuple(pool[j][0].shape), pool[j][1]))
+            pending.clear()
+
+        try:
+            ctx = torch.cuda.stream(stream) if stream is not None else _null()
+            with ctx:
+                for i in range(calls // threads):
+                    j = r.randrange(len(pool))
+                    pending.append((i, j, torch.ops.redux.sum(pool[j][0], pool[j][1])))
+                    if len(pending) == 500:  # every result is checked, in batches
+                        check_pending()
+                check_pending()
+        except Exception as e:
+            errors.append(repr(e))
+
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors[:5]
+    if device == "cuda":
+        # graph capture and replay inside the loop of work
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for x, dim, _ in pool[:6]:
+                torch.ops.redux.sum(x, dim)
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            outs = [torch.ops.redux.sum(x, dim) for x, dim, _ in pool[:6]]
+        for _ in range(50):
+            graph.replay()
+        torch.cuda.synchronize()
+        for o, (_, _, expected) in zip(outs, pool[:6]):
+            assert torch.equal(o, expected)
+        del graph, outs
+        torch.cuda.synchronize()
+        gc.collect()
+        after = torch.cuda.memory_allocated()
+        assert after == before, f"device memory grew from {before} to {after} bytes"
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+def test_stress_cpu_threads():
+    _stress("cpu", calls=20_000, threads=4, streams=False)
+
+
+@cuda
+@pytest.mark.cuda
+@pytest.mark.slow
+def test_stress_cuda_100k_calls_streams_threads_graphs():
+    _stress("cuda", calls=100_000, threads=4, streams=True)
+
+
+# ---------------- failure paths ----------------
+
+@cuda
+@pytest.mark.cuda
+def test_out_of_memory_surfaces_as_torch_oom_and_process_stays_usable():
+    x = random_tensor((1 << 20,), torch.float32, "cuda", seed=3)
+    expected = torch.ops.redux.sum(x)
+    big = torch.empty(1 << 28, device="cuda")  # 1 GiB
+    strided = big[::2]  # not dense: redux.sum must copy 512 MiB first
+    total = torch.cuda.get_device_properties(0).total_memory
+    torch.cuda.synchronize()
+    cap = torch.cuda.memory_reserved() + (128 << 20)  # leave 128 MiB of headroom only
+    torch.cuda.set_per_process_memory_fraction(cap / total)
+    try:
+        with pytest.raises(torch.OutOfMemoryError):
+            torch.ops.redux.sum(strided)
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+        del strided, big
+        torch.cuda.empty_cache()
+    assert torch.equal(torch.ops.redux.sum(x), expected)
+    assert_matches(torch.ops.redux.sum(x), x)
+
+
+def test_meta_tensors_give_shapes_without_data():
+    x = torch.empty(4, 5, 6, device="meta")
+    y = torch.ops.redux.sum(x, [1], True, dtype=torch.float64)
+    assert y.device.type == "meta" and y.shape == (4, 1, 6) and y.dtype == torch.float64
