@@ -203,8 +203,8 @@ def _stress(device, calls, threads, streams):
         for _ in range(50):
             graph.replay()
         torch.cuda.synchronize()
-        for o, (_, _, expected) in zip(outs, pool[:6]):
-            assert torch.equal(o, expected)
+        # (a generator, not a for loop: a loop variable would keep an output alive)
+        assert all(torch.equal(o, expected) for o, (_, _, expected) in zip(outs, pool[:6]))
         del graph, outs
         torch.cuda.synchronize()
         gc.collect()
