@@ -8,10 +8,11 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp}
 export PYTHONPATH=$PWD PYTORCH_NO_CUDA_MEMORY_CACHING=1
 status=0
-for tool in memcheck racecheck synccheck initcheck; do
-  extra=""
-  [ $tool = memcheck ] && extra="--leak-check full"
-  compute-sanitizer --tool $tool $extra --error-exitcode 99 --target-processes all \
+for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
+  # No --leak-check: Python exits without freeing live tensors, so every
+  # tensor alive at exit would count; device-memory growth is tested by the
+  # stress test's allocator statistics instead.
+  compute-sanitizer --tool $tool --error-exitcode 99 --target-processes all \
     python3 tests/sanitize_cases.py > "$OUT/sanitize_$tool.log" 2>&1
   rc=$?
   summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY" "$OUT/sanitize_$tool.log" | tail -2 | tr '\n' ' ')
