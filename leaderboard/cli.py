@@ -274,7 +274,12 @@ def _export(argv):
     return export.main(argv)
 
 
-SUBCOMMANDS.update(evaluate=_evaluate, export=_export)
+def _shapes(argv):
+    from leaderboard import shapes
+    return shapes.main(argv)
+
+
+SUBCOMMANDS.update(evaluate=_evaluate, export=_export, shapes=_shapes)
 
 
 def main(argv=None):

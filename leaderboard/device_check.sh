@@ -3,6 +3,8 @@
 #   build        build for TORCH_CUDA_ARCH_LIST (default 9.0) with MAX_JOBS=16
 #   test         the whole pytest suite (CUDA tests must run, not skip)
 #   compare      redux.sum vs torch.sum on the six competition sizes
+#   shapes       python -m leaderboard shapes (the performance targets)
+#   sanitize     tests/sanitize.sh (four compute-sanitizer tools; summary only)
 #   leaderboard  python -m leaderboard -> $OUT/leaderboard/
 #   eval         the exported one-file submission through the popcorn
 #                evaluator (test, benchmark, leaderboard), beside torch.sum
@@ -28,8 +30,14 @@ fi
 if has compare; then
   python3 -m leaderboard.compare 2>&1 | tee "$OUT/compare.txt"
 fi
+if has shapes; then
+  python3 -m leaderboard shapes --json "$OUT/shapes.json" 2>&1 | tee "$OUT/shapes.txt"
+fi
+if has sanitize; then
+  OUT=/tmp/sanitize bash -c 'mkdir -p /tmp/sanitize; bash tests/sanitize.sh'
+fi
 if has leaderboard; then
-  ( time python3 -m leaderboard --out "$OUT/leaderboard" ${LEADERBOARD_ARGS:-} ) 2>"$OUT/leaderboard.err" \
+  ( time python3 -m leaderboard --out "$OUT/leaderboard" ${LEADERBOARD_ARGS:-} ) 2>/tmp/leaderboard.err \
     | tee "$OUT/leaderboard.txt"
 fi
 if has eval; then

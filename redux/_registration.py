@@ -6,8 +6,8 @@ together.
 """
 import torch
 
-_FLOAT_OUT = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
-_OUT_DTYPES = _FLOAT_OUT + (torch.int64,)
+# Result dtypes redux computes (csrc/torch/plan.cpp says the same in C++).
+_OUT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64)
 
 
 def _is_integral(dtype):

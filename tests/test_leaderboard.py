@@ -114,3 +114,12 @@ def test_a_correct_submission_is_accepted(tmp_path):
     sub.write_text("import torch\n\ndef custom_kernel(data):\n    return torch.ops.redux.sum(data[0])\n")
     results = _run(tmp_path, "--ops", "sum", "--ranked", "--submission", str(sub))
     assert results["ops"]["file:good"]["correct"]
+
+
+def test_shapes_benchmark_cpu_part_runs(capsys, tmp_path):
+    from leaderboard import shapes
+    assert shapes.main(["--cpu-only", "--json", str(tmp_path / "s.json")]) == 0
+    out = capsys.readouterr().out
+    assert "cpu full 16M fp32" in out and "cpu rows (4096,4096)" in out
+    saved = json.load(open(tmp_path / "s.json"))
+    assert all(r["torch_us"] > 0 and r["redux_us"] > 0 for r in saved["cpu"])

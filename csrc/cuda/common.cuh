@@ -85,6 +85,18 @@ inline size_t workspace_bytes(const family_plan &p, size_t acc_bytes) {
   return p.segments == 0 ? 0 : counters_bytes(p) + (size_t)p.partials * acc_bytes;
 }
 
+/* Splits the workspace into counters and partials and zeroes the counters
+ * on `stream` (every call gets a fresh workspace, so tickets start at 0). */
+template <typename acc_t>
+redux_status prepare_workspace(const family_plan &p, void *ws, size_t ws_bytes, cudaStream_t stream,
+                               unsigned int **counters, acc_t **partials) {
+  if (ws_bytes < workspace_bytes(p, sizeof(acc_t))) return REDUX_ERR_SHAPE;
+  *counters = static_cast<unsigned int *>(ws);
+  *partials = p.segments ? reinterpret_cast<acc_t *>(static_cast<char *>(ws) + counters_bytes(p)) : nullptr;
+  if (p.segments && cudaMemsetAsync(ws, 0, counters_bytes(p), stream) != cudaSuccess) return REDUX_ERR_CUDA;
+  return REDUX_OK;
+}
+
 /* Blocks for a launch of `kernel` over `items` work items. The grid never
  * changes the result; it is sized for speed: at most what fits on the device
  * at once, balanced so every block does the same number of items (+-1). */

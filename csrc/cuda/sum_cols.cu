@@ -144,9 +144,10 @@ struct launch_cols_fn {
     using acc_t = typename sum_policy<In, Out>::acc_t;
     const int64_t tiles = ceil_div(s.inner, (int64_t)c.tx * VEC);
     const int64_t items = s.outer * c.chunks * tiles;
-    unsigned int *counters = static_cast<unsigned int *>(ws);
-    acc_t *partials =
-        p.segments ? reinterpret_cast<acc_t *>(static_cast<char *>(ws) + counters_bytes(p)) : nullptr;
+    unsigned int *counters;
+    acc_t *partials;
+    const redux_status st = prepare_workspace(p, ws, ws_bytes, stream, &counters, &partials);
+    if (st != REDUX_OK) return st;
     auto kernel = sum_cols_kernel<In, Out, VEC>;
     const int g = grid_for(kernel, items, grid);
     kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.n, s.inner,
@@ -156,12 +157,8 @@ struct launch_cols_fn {
 
   template <typename In, typename Out>
   redux_status operator()() const {
-    using acc_t = typename sum_policy<In, Out>::acc_t;
     constexpr int VEC = vec_of<In>::value;
     const family_plan p = cols_family_plan(s, c);
-    if (ws_bytes < workspace_bytes(p, sizeof(acc_t))) return REDUX_ERR_SHAPE;
-    if (p.segments && cudaMemsetAsync(ws, 0, counters_bytes(p), stream) != cudaSuccess)
-      return REDUX_ERR_CUDA;
     const bool vec_ok = ((uintptr_t)x % 16 == 0) && (s.inner % VEC == 0);
     return vec_ok ? launch<In, Out, VEC>(p) : launch<In, Out, 1>(p);
   }

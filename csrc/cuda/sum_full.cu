@@ -50,7 +50,6 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n,
   using P = sum_policy<In, Out>;
   using acc_t = typename P::acc_t;
   constexpr int VEC = vec_of<In>::value;
-  constexpr int64_t TILE = (int64_t)kBlock * VEC * kUnroll;
   __shared__ acc_t scratch[kBlock / 32];
   const int tid = threadIdx.x;
 
@@ -61,32 +60,7 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n,
     const int64_t begin = c * chunk;
     const int64_t end = begin + chunk < n ? begin + chunk : n;
 
-    acc_t acc = P::zero();
-    int64_t t0 = begin;
-    for (; t0 + TILE <= end; t0 += TILE) { /* full tiles: no bounds checks */
-      In v[kUnroll][VEC];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-        load_vec<In, VEC, ALIGNED>(base + t0 + ((int64_t)u * kBlock + tid) * VEC, v[u]);
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[u][e]);
-    }
-    if (t0 < end) { /* last, partial tile: same mapping, guarded */
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int64_t i0 = t0 + ((int64_t)u * kBlock + tid) * VEC;
-        if (i0 + VEC <= end) {
-          In v[VEC];
-          load_vec<In, VEC, ALIGNED>(base + i0, v);
-#pragma unroll
-          for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
-        } else {
-          for (int64_t i = i0; i < end; ++i) acc = P::add(acc, base[i]);
-        }
-      }
-    }
+    acc_t acc = lane_sum_range<P, VEC, kUnroll, ALIGNED>(base, begin, end, tid, kBlock, P::zero());
     acc = block_reduce_sum<P, kBlock>(acc, scratch);
 
     if (chunks == 1) {
@@ -117,12 +91,10 @@ struct launch_chunks_fn {
   template <typename In, typename Out>
   redux_status operator()() const {
     using acc_t = typename sum_policy<In, Out>::acc_t;
-    if (ws_bytes < workspace_bytes(p, sizeof(acc_t))) return REDUX_ERR_SHAPE;
-    unsigned int *counters = static_cast<unsigned int *>(ws);
-    acc_t *partials =
-        p.segments ? reinterpret_cast<acc_t *>(static_cast<char *>(ws) + counters_bytes(p)) : nullptr;
-    if (p.segments && cudaMemsetAsync(counters, 0, counters_bytes(p), stream) != cudaSuccess)
-      return REDUX_ERR_CUDA;
+    unsigned int *counters;
+    acc_t *partials;
+    const redux_status st = prepare_workspace(p, ws, ws_bytes, stream, &counters, &partials);
+    if (st != REDUX_OK) return st;
     /* 16-byte loads need every row start aligned: the base and the row pitch. */
     const bool aligned =
         ((uintptr_t)x % 16 == 0) && (s.outer == 1 || (s.n * (int64_t)sizeof(In)) % 16 == 0);

@@ -35,38 +35,13 @@ sum_rows_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, in
   const int lane = threadIdx.x % width;
   const int group = threadIdx.x / width;
   const int64_t groups = kBlock / width;
-  const int64_t step = (int64_t)width * VEC * kRowsUnroll;
 
   /* The loop bound is uniform across the block: every lane reaches the
    * shuffles of every iteration. */
   for (int64_t row0 = (int64_t)blockIdx.x * groups; row0 < outer; row0 += (int64_t)gridDim.x * groups) {
     const int64_t row = row0 + group;
     acc_t acc = P::zero();
-    if (row < outer) {
-      const In *base = x + row * n;
-      int64_t t0 = 0;
-      for (; t0 + step <= n; t0 += step) {
-        In v[kRowsUnroll][VEC];
-#pragma unroll
-        for (int u = 0; u < kRowsUnroll; ++u)
-          load_vec<In, VEC, ALIGNED>(base + t0 + ((int64_t)u * width + lane) * VEC, v[u]);
-#pragma unroll
-        for (int u = 0; u < kRowsUnroll; ++u)
-#pragma unroll
-          for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[u][e]);
-      }
-      for (int u = 0; u < kRowsUnroll; ++u) {
-        const int64_t i0 = t0 + ((int64_t)u * width + lane) * VEC;
-        if (i0 + VEC <= n) {
-          In v[VEC];
-          load_vec<In, VEC, ALIGNED>(base + i0, v);
-#pragma unroll
-          for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
-        } else {
-          for (int64_t i = i0; i < n; ++i) acc = P::add(acc, base[i]);
-        }
-      }
-    }
+    if (row < outer) acc = lane_sum_range<P, VEC, kRowsUnroll, ALIGNED>(x + row * n, 0, n, lane, width, acc);
     acc = warp_reduce_sum<P>(acc, width);
     if (row < outer && lane == 0) y[row] = P::finish(acc);
   }

@@ -10,6 +10,10 @@
  *                  arithmetic (and the bits) never depend on alignment.
  *   warp_reduce    warp_reduce_sum<P>(acc, width): result valid in the first
  *                  lane of each group of `width` lanes.
+ *   lane_sum       lane_sum_range<P, VEC, UNROLL, ALIGNED>: one lane's share of
+ *                  a contiguous range read by `width` lanes in steps of
+ *                  width * VEC * UNROLL elements; lane l takes vectors
+ *                  l, l + width, ... of each step, in that order.
  *   block_reduce   block_reduce_sum<P, BLOCK>(acc, scratch): result valid in
  *                  thread 0. Fixed tree: warp shuffles, then warp 0 combines
  *                  the warps' results in warp order.
@@ -162,6 +166,45 @@ __device__ __forceinline__ void load_vec(const In *__restrict__ p, In (&out)[VEC
 #pragma unroll
     for (int i = 0; i < VEC; ++i) out[i] = p[i];
   }
+}
+
+/* Adds lane `lane`'s elements of base[begin, end) to acc. The range is read
+ * by `width` cooperating lanes: each step covers width * VEC * UNROLL
+ * elements, lane l loads vectors l, l + width, ..., l + (UNROLL-1) * width of
+ * it (UNROLL independent loads in flight), then adds them in order. The last,
+ * partial step keeps the same mapping with bounds checks. ALIGNED: every
+ * vector of a full step is 16-byte aligned (base + begin aligned). */
+template <typename P, int VEC, int UNROLL, bool ALIGNED, typename In>
+__device__ __forceinline__ typename P::acc_t lane_sum_range(const In *__restrict__ base, int64_t begin,
+                                                            int64_t end, int lane, int width,
+                                                            typename P::acc_t acc) {
+  const int64_t step = (int64_t)width * VEC * UNROLL;
+  int64_t t0 = begin;
+  for (; t0 + step <= end; t0 += step) {
+    In v[UNROLL][VEC];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+      load_vec<In, VEC, ALIGNED>(base + t0 + ((int64_t)u * width + lane) * VEC, v[u]);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[u][e]);
+  }
+  if (t0 < end) {
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int64_t i0 = t0 + ((int64_t)u * width + lane) * VEC;
+      if (i0 + VEC <= end) {
+        In v[VEC];
+        load_vec<In, VEC, ALIGNED>(base + i0, v);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
+      } else {
+        for (int64_t i = i0; i < end; ++i) acc = P::add(acc, base[i]);
+      }
+    }
+  }
+  return acc;
 }
 
 }  // namespace redux
