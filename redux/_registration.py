@@ -1,8 +1,9 @@
-"""Fake (meta) kernels and autograd for the redux ops, via torch.library.
+"""Fake (meta) kernels for the redux ops, via torch.library.
 
 The fake kernels state the result's shape and dtype only; they mirror the
 shim's rules (csrc/torch/plan.cpp), and opcheck in the tests holds the two
-together.
+together. Autograd is registered in C++ (csrc/torch/autograd.cpp): the
+Python autograd wrapper cost ~6 us of host time per call.
 """
 import torch
 
@@ -66,26 +67,6 @@ def _fake_sum_grid(self, dim, keepdim, dtype, grid):
     return _fake_sum(self, dim, keepdim, dtype=dtype)
 
 
-def _setup_context(ctx, inputs, output):
-    self, dim, keepdim = inputs[0], inputs[1], inputs[2]
-    ctx.input_shape = tuple(self.shape)
-    ctx.input_dtype = self.dtype
-    ctx.dims = normalize_dims(self.dim(), dim)
-    ctx.keepdim = keepdim
-    ctx.extra = len(inputs) - 1  # positional non-tensor inputs: no gradient
-
-
-def _backward(ctx, grad):
-    # d(sum)/d(x) = 1 everywhere: the incoming gradient broadcast back.
-    if not ctx.keepdim:
-        for d in ctx.dims:  # ascending, so earlier insertions keep later indices right
-            grad = grad.unsqueeze(d)
-    grad = grad.expand(ctx.input_shape)
-    if grad.dtype != ctx.input_dtype and ctx.input_dtype.is_floating_point:
-        grad = grad.to(ctx.input_dtype)
-    return (grad,) + (None,) * ctx.extra
-
-
 def _fake_ladder(x):
     if x.dim() != 1 or x.dtype != torch.float32:
         raise RuntimeError("redux ladder rung: argument 'x' must be a 1-D float32 tensor")
@@ -99,10 +80,3 @@ def register():
             torch.library.register_fake(f"redux::{v.name}")(_fake_ladder)
     torch.library.register_fake("redux::sum")(_fake_sum)
     torch.library.register_fake("redux::_sum_grid")(_fake_sum_grid)
-    torch.library.register_autograd("redux::sum", _backward, setup_context=_sum_context)
-    torch.library.register_autograd("redux::_sum_grid", _backward, setup_context=_setup_context)
-
-
-def _sum_context(ctx, inputs, keyword_only_inputs, output):
-    # inputs: (self, dim, keepdim); dtype is keyword-only, with no gradient slot
-    _setup_context(ctx, inputs, output)

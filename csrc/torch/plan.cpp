@@ -1,7 +1,5 @@
 #include "plan.h"
 
-#include <ATen/WrapDimUtils.h>
-
 #include <algorithm>
 #include <numeric>
 
@@ -26,6 +24,28 @@ bool is_supported_input(at::ScalarType t) {
 
 }  // namespace
 
+std::vector<int64_t> reduced_dims(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim) {
+  const int64_t ndim = self.dim();
+  std::vector<int64_t> dims;
+  if (!dim.has_value() || dim->empty()) {
+    for (int64_t d = 0; d < ndim; ++d) dims.push_back(d);
+    return dims;
+  }
+  const int64_t bound = std::max<int64_t>(ndim, 1);  // a 0-dim tensor accepts dim 0 and -1
+  std::vector<bool> seen(bound, false);
+  for (int64_t d : *dim) {
+    TORCH_CHECK(d >= -bound && d < bound, op, ": argument 'dim' has ", d, ", out of range for a tensor of ", ndim,
+                " dimension(s) (expected in [", -bound, ", ", bound - 1, "])");
+    const int64_t w = d < 0 ? d + bound : d;
+    if (ndim == 0) continue;
+    TORCH_CHECK(!seen[w], op, ": argument 'dim' lists dimension ", w, " more than once");
+    seen[w] = true;
+    dims.push_back(w);
+  }
+  std::sort(dims.begin(), dims.end());
+  return dims;
+}
+
 SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
                       bool keepdim, std::optional<at::ScalarType> dtype) {
   TORCH_CHECK(self.defined(), op, ": argument 'self' is an undefined tensor");
@@ -49,23 +69,9 @@ SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArr
     plan.out_dtype = at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type();
   }
 
-  // Reduced dims: None or [] means all.
   const int64_t ndim = self.dim();
   std::vector<bool> reduced(std::max<int64_t>(ndim, 0), false);
-  if (!dim.has_value() || dim->empty()) {
-    std::fill(reduced.begin(), reduced.end(), true);
-  } else {
-    for (int64_t d : *dim) {
-      TORCH_CHECK(d >= -std::max<int64_t>(ndim, 1) && d < std::max<int64_t>(ndim, 1), op,
-                  ": argument 'dim' has ", d, ", out of range for a tensor of ", ndim,
-                  " dimension(s) (expected in [", -std::max<int64_t>(ndim, 1), ", ",
-                  std::max<int64_t>(ndim, 1) - 1, "])");
-      const int64_t w = at::maybe_wrap_dim(d, ndim, /*wrap_scalar=*/true);
-      if (ndim == 0) continue;  // a 0-dim tensor accepts dim 0 / -1
-      TORCH_CHECK(!reduced[w], op, ": argument 'dim' lists dimension ", w, " more than once");
-      reduced[w] = true;
-    }
-  }
+  for (int64_t d : reduced_dims(op, self, dim)) reduced[d] = true;
 
   for (int64_t d = 0; d < ndim; ++d) {
     if (!reduced[d]) plan.result_shape.push_back(self.size(d));

@@ -31,6 +31,10 @@ struct SumPlan {
   std::vector<int64_t> kernel_perm;   // result dim k = kernel dim kernel_perm[k]
 };
 
+// The reduced dims of `self`, validated (errors name the argument), wrapped
+// to non-negative and sorted. None or [] means every dim.
+std::vector<int64_t> reduced_dims(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim);
+
 // `op` names the calling op in error messages.
 SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
                       bool keepdim, std::optional<at::ScalarType> dtype);
