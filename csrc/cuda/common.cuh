@@ -23,8 +23,10 @@ namespace redux {
  * changing it changes the bits (never the grid). */
 constexpr int kBlock = 256;
 /* Work items a problem is cut into at most (shape-only: never from the
- * device), so partials stay few and the finish stays cheap. */
-constexpr int64_t kTargetItems = 8192;
+ * device), so partials stay few and the finish stays cheap. Measured on the
+ * H200 (leaderboard/PERFORMANCE.md): 8192 made the finish and the per-chunk
+ * tickets cost ~4 us at 52M elements. */
+constexpr int64_t kTargetItems = 2048;
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -139,6 +141,28 @@ __device__ __forceinline__ float load_partial(const float *p) { return __ldcg(p)
 __device__ __forceinline__ unsigned long long load_partial(const unsigned long long *p) { return __ldcg(p); }
 __device__ __forceinline__ dd load_partial(const dd *p) {
   return dd{__ldcg(&p->hi), __ldcg(&p->lo)};
+}
+
+/* Combines partials[k] for k = first, first + stride, ... < count into r,
+ * in that order (the order is what the bits depend on), with kBatch loads in
+ * flight at a time instead of one dependent L2 round trip per partial. */
+template <typename P>
+__device__ __forceinline__ typename P::acc_t combine_strided(typename P::acc_t r,
+                                                             const typename P::acc_t *partials,
+                                                             int64_t first, int64_t count, int64_t stride) {
+  constexpr int kBatch = 8;
+  for (int64_t k0 = first; k0 < count; k0 += kBatch * stride) {
+    typename P::acc_t v[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int64_t k = k0 + b * stride;
+      if (k < count) v[b] = load_partial(&partials[k]);
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+      if (k0 + b * stride < count) r = P::combine(r, v[b]);
+  }
+  return r;
 }
 
 /* Launch error check shared by the launchers. */

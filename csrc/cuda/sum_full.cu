@@ -70,9 +70,7 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n,
     if (tid == 0) partials[item] = acc;
     if (!last_block_ticket(counters, row, (unsigned int)chunks)) continue;
     /* Last block of this row: combine its partials in chunk order. */
-    acc_t r = P::zero();
-    const acc_t *row_partials = partials + row * chunks;
-    for (int64_t k = tid; k < chunks; k += kBlock) r = P::combine(r, load_partial(&row_partials[k]));
+    acc_t r = combine_strided<P>(P::zero(), partials + row * chunks, tid, chunks, kBlock);
     r = block_reduce_sum<P, kBlock>(r, scratch);
     if (tid == 0) y[row] = P::finish(r);
   }
