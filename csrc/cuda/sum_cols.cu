@@ -122,7 +122,8 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
     for (int64_t k = threadIdx.x; k < tile_cols; k += kBlock) {
       const int64_t col = j * tile_cols + k;
       if (col >= inner) break;
-      const acc_t r = combine_strided<P>(P::zero(), partials + o * chunks * inner + col, 0, chunks * inner, inner);
+      acc_t r = P::zero();
+      for (int64_t cc = 0; cc < chunks; ++cc) r = P::combine(r, load_partial(&partials[(o * chunks + cc) * inner + col]));
       y[o * inner + col] = P::finish(r);
     }
   }
