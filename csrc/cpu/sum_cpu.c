@@ -13,6 +13,11 @@
  *   redux_cpu_*     the C API of redux.h: partial, combine, rows, cols.
  * Compiled with -ffp-contract=off: no fused multiply-adds may change the
  * rounding of the error-free transforms.
+ * The hot loops are built twice (AVX2 and baseline x86-64, chosen at load
+ * time by target_clones): each lane adds the same elements in the same
+ * order either way, so the bits do not depend on the ISA (tested by
+ * tests/test_reliability.py, which builds without the clones and compares).
+ * Define REDUX_CPU_NO_CLONES to build the baseline only.
  */
 #include <math.h>
 #include <string.h>
@@ -20,6 +25,12 @@
 #include "redux/redux.h"
 
 #define LANES 8
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(REDUX_CPU_NO_CLONES)
+#define REDUX_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define REDUX_HOT
+#endif
 
 /* ---- conversions ---- */
 
@@ -86,14 +97,26 @@ static inline double tree8(const double l[LANES]) {
 #define LOAD_BF16(p, i) ((double)bf16_to_float(((const uint16_t *)(p))[i]))
 #define LOAD_F64(p, i) (((const double *)(p))[i])
 
-#define DEFINE_PARTIAL_D(NAME, LOAD)                                      \
-  static double NAME(const void *x, int64_t count) {                      \
-    double lane[LANES] = {0, 0, 0, 0, 0, 0, 0, 0};                        \
-    int64_t i = 0;                                                        \
-    for (; i + LANES <= count; i += LANES)                                \
-      for (int k = 0; k < LANES; ++k) lane[k] += LOAD(x, i + k);          \
-    for (int k = 0; i + k < count; ++k) lane[k] += LOAD(x, i + k);        \
-    return tree8(lane);                                                   \
+/* Eight named accumulators rather than an array: the same lanes and order
+ * (lane k takes elements i + k), but gcc streams it about 1.7x faster out of
+ * cache (measured: 18 vs 10.6 GB/s for 16 MB on the 2-core dev machine). */
+#define DEFINE_PARTIAL_D(NAME, LOAD)                                                         \
+  REDUX_HOT static double NAME(const void *x, int64_t count) {                               \
+    double l0 = 0, l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0, l6 = 0, l7 = 0;                   \
+    int64_t i = 0;                                                                           \
+    for (; i + LANES <= count; i += LANES) {                                                 \
+      l0 += LOAD(x, i);                                                                      \
+      l1 += LOAD(x, i + 1);                                                                  \
+      l2 += LOAD(x, i + 2);                                                                  \
+      l3 += LOAD(x, i + 3);                                                                  \
+      l4 += LOAD(x, i + 4);                                                                  \
+      l5 += LOAD(x, i + 5);                                                                  \
+      l6 += LOAD(x, i + 6);                                                                  \
+      l7 += LOAD(x, i + 7);                                                                  \
+    }                                                                                        \
+    double lane[LANES] = {l0, l1, l2, l3, l4, l5, l6, l7};                                   \
+    for (int k = 0; i + k < count; ++k) lane[k] += LOAD(x, i + k);                           \
+    return tree8(lane);                                                                      \
   }
 DEFINE_PARTIAL_D(partial_d_f32, LOAD_F32)
 DEFINE_PARTIAL_D(partial_d_f16, LOAD_F16)
@@ -115,7 +138,7 @@ static inline void dd_combine(double *hi, double *lo, double bhi, double blo) {
 }
 
 #define DEFINE_PARTIAL_DD(NAME, LOAD)                                             \
-  static void NAME(const void *x, int64_t count, double *out_hi, double *out_lo) { \
+  REDUX_HOT static void NAME(const void *x, int64_t count, double *out_hi, double *out_lo) { \
     double hi[LANES] = {0, 0, 0, 0, 0, 0, 0, 0};                                  \
     double lo[LANES] = {0, 0, 0, 0, 0, 0, 0, 0};                                  \
     int64_t i = 0;                                                                \
@@ -130,7 +153,7 @@ static inline void dd_combine(double *hi, double *lo, double bhi, double blo) {
 DEFINE_PARTIAL_DD(partial_dd_f64, LOAD_F64)
 DEFINE_PARTIAL_DD(partial_dd_f32, LOAD_F32)
 
-static int64_t partial_i64(const void *x, int64_t count) {
+REDUX_HOT static int64_t partial_i64(const void *x, int64_t count) {
   const int64_t *p = (const int64_t *)x;
   uint64_t lane[LANES] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
@@ -215,7 +238,7 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
     for (int64_t c = 0; c < width; ++c) { ACC_STMT; }              \
   }
 
-static void cols_item(const void *x, void *y, redux_shape s, int64_t o, int64_t c0, int64_t width,
+REDUX_HOT static void cols_item(const void *x, void *y, redux_shape s, int64_t o, int64_t c0, int64_t width,
                       redux_dtype in, redux_dtype out) {
   const int64_t n = s.n, inner = s.inner;
   double hi[REDUX_CPU_COL_BLOCK];
