@@ -20,7 +20,6 @@ PROBLEMS = [((3_000_017,), None), ((1000, 700), [1]), ((9, 300_001), [1]), ((700
 GRIDS = [1, 2, 7, 64, 1000, 0]
 
 
-
 def _raw(t):
     """The result's bytes, so -0.0 vs 0.0 and NaN payloads count."""
     return t.detach().contiguous().cpu().view(-1).view(torch.uint8)
