@@ -10,7 +10,6 @@ and pass/miss. A miss is printed as a miss. --json writes every number.
 import argparse
 import json
 import math
-import statistics
 import sys
 import time
 
@@ -39,17 +38,18 @@ TARGETS = [
 ]
 
 
-def time_fn(timer, fn, x, budget_s, max_runs=100):
+def time_fn(timer, fn, x, budget_s, max_runs=core.MAX_RUNS):
     samples = []
     fn(x)
     t_end = time.perf_counter() + budget_s
     while len(samples) < max_runs:
         _, ns = timer(fn, x)
         samples.append(ns)
-        if len(samples) >= 5 and (time.perf_counter() > t_end or
-                                  statistics.stdev(samples) / math.sqrt(len(samples)) < 0.001 * statistics.mean(samples)):
-            break
-    return statistics.mean(samples)
+        if len(samples) >= core.MIN_RUNS:  # the competition's stopping rule (leaderboard/core.py)
+            st = core.summarize(samples)
+            if st.err < core.TARGET_REL_ERR * st.mean or time.perf_counter() > t_end:
+                break
+    return core.summarize(samples).mean
 
 
 def host_cost(fn, x, calls=2000):
