@@ -4,6 +4,8 @@
 #   test         the whole pytest suite (CUDA tests must run, not skip)
 #   compare      redux.sum vs torch.sum on the six competition sizes
 #   shapes       python -m leaderboard shapes (the performance targets)
+#   variants     leaderboard/microbench/variants.cu: design variants and load
+#                patterns, timed the competition's way (nvcc, no torch)
 #   sanitize     tests/sanitize.sh (four compute-sanitizer tools; summary only)
 #   leaderboard  python -m leaderboard -> $OUT/leaderboard/
 #   eval         the exported one-file submission through the popcorn
@@ -32,6 +34,11 @@ if has compare; then  # the harness with redux.sum only (torch.sum is always sco
 fi
 if has shapes; then
   python3 -m leaderboard shapes --json "$OUT/shapes.json" 2>&1 | tee "$OUT/shapes.txt"
+fi
+if has variants; then
+  nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda leaderboard/microbench/variants.cu csrc/cuda/*.cu \
+    csrc/cpu/status.c -o /tmp/variants && /tmp/variants > "$OUT/variants.txt" 2>&1
+  grep -E "^(read|empty|memset)|redux|rung6|cub" "$OUT/variants.txt"
 fi
 if has sanitize; then
   OUT=/tmp/sanitize bash -c 'mkdir -p /tmp/sanitize; bash tests/sanitize.sh'

@@ -27,10 +27,12 @@ int64_t workspace_bytes(int64_t n) {
   return (int64_t)redux::chunks_workspace_bytes(redux_shape{1, n, 1}, REDUX_F32, REDUX_F32);
 }
 
-torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out, torch::Tensor ws) {
+// counters: int32 zeros kept per stream by the caller (kernels leave them zeroed).
+torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out, torch::Tensor ws, torch::Tensor counters) {
   const redux_shape s{1, x.numel(), 1};
   const redux_status st = redux::launch_chunks(x.data_ptr(), out.data_ptr(), ws.numel() ? ws.data_ptr() : nullptr,
-                                               (size_t)ws.numel(), s, REDUX_F32, REDUX_F32, 0,
+                                               (size_t)ws.numel(), static_cast<unsigned int *>(counters.data_ptr()),
+                                               (size_t)counters.numel(), s, REDUX_F32, REDUX_F32, 0,
                                                at::cuda::getCurrentCUDAStream().stream());
   TORCH_CHECK(st == REDUX_OK, "redux vectorsum launch failed");
   return out;
@@ -50,7 +52,7 @@ CUDA_SRC = r"""
 """
 
 CPP_SRC = """
-torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out, torch::Tensor ws);
+torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out, torch::Tensor ws, torch::Tensor counters);
 int64_t workspace_bytes(int64_t n);
 """
 
@@ -63,7 +65,11 @@ _module = load_inline(
     verbose=False,
 )
 
+# Per (device, stream): partials for each size, and one ticket counter that
+# the kernel leaves at zero (so no zeroing per call). Never shared between
+# streams: two streams' kernels could run at once.
 _workspaces = {{}}
+_counters = {{}}
 
 
 def custom_kernel(data):
@@ -73,11 +79,15 @@ def custom_kernel(data):
     n = x.numel()
     if n == 0:
         return output.zero_().view(())
-    key = (x.device, n)
-    ws = _workspaces.get(key)
+    stream = torch.cuda.current_stream(x.device)
+    key = (x.device, stream.stream_id)
+    counters = _counters.get(key)
+    if counters is None:
+        counters = _counters[key] = torch.zeros(1, dtype=torch.int32, device=x.device)
+    ws = _workspaces.get(key + (n,))
     if ws is None:
-        ws = _workspaces[key] = torch.empty(_module.workspace_bytes(n), dtype=torch.uint8, device=x.device)
-    _module.vectorsum(x, output, ws)
+        ws = _workspaces[key + (n,)] = torch.empty(_module.workspace_bytes(n), dtype=torch.uint8, device=x.device)
+    _module.vectorsum(x, output, ws, counters)
     return output.view(())
 '''
 

@@ -154,6 +154,63 @@ def test_cuda_graph_capture_and_replay():
             assert torch.equal(_raw(o), _raw(torch.ops.redux.sum(f, d)))
 
 
+@cuda
+@pytest.mark.cuda
+def test_graph_replayed_beside_eager_calls_on_its_capture_stream():
+    # Each stream keeps its own ticket counters; a graph captured on stream s
+    # must not take s's (a replay on stream r can run beside eager calls on
+    # s). Big multi-block problems, replays and eager calls overlapping.
+    x_graph = random_tensor((3_000_017,), torch.float32, "cuda", seed=500)
+    rows_graph = random_tensor((9, 300_001), torch.float32, "cuda", seed=501)
+    x_eager = random_tensor((3_000_017,), torch.float32, "cuda", seed=502)
+    rows_eager = random_tensor((9, 300_001), torch.float32, "cuda", seed=503)
+    want = [torch.ops.redux.sum(t, d) for t, d in
+            [(x_graph, None), (rows_graph, [1]), (x_eager, None), (rows_eager, [1])]]
+    s, r = torch.cuda.Stream(), torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # s gets its own counters before the capture
+        torch.ops.redux.sum(x_eager)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=s):
+        g_full, g_rows = torch.ops.redux.sum(x_graph), torch.ops.redux.sum(rows_graph, [1])
+    torch.cuda.synchronize()
+    for _ in range(50):
+        r.wait_stream(torch.cuda.current_stream())
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(r):
+            g.replay()
+        with torch.cuda.stream(s):
+            e_full, e_rows = torch.ops.redux.sum(x_eager), torch.ops.redux.sum(rows_eager, [1])
+        torch.cuda.synchronize()
+        got = [g_full, g_rows, e_full, e_rows]
+        for a, b in zip(got, want):
+            assert torch.equal(_raw(a), _raw(b))
+
+
+@cuda
+@pytest.mark.cuda
+def test_no_zeroing_operation_per_call():
+    # The stream's ticket counters are left zeroed by every kernel, so after
+    # a stream's first call a multi-block sum is one kernel and no memset.
+    from torch.profiler import ProfilerActivity, profile
+    problems = [(random_tensor((3_000_017,), torch.float32, "cuda", seed=510), None),
+                (random_tensor((9, 300_001), torch.float16, "cuda", seed=511), [1]),
+                (random_tensor((700, 1000), torch.float32, "cuda", seed=512), [0])]
+    outs = [torch.ops.redux.sum(x, d) for x, d in problems]  # first calls on this stream
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(3):
+            outs = [torch.ops.redux.sum(x, d) for x, d in problems]
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    kernels = [n for n in names if "sum_" in n]
+    memsets = [n for n in names if "memset" in n.lower()]
+    assert len(kernels) == 9, names
+    assert memsets == [], names
+    for o, (x, d) in zip(outs, problems):
+        assert_matches(o, x, d)
+
+
 @pytest.mark.skipif(not HAS_CUDA or torch.cuda.device_count() < 2,
                     reason="needs 2 CUDA devices: multi-device test skipped")
 @pytest.mark.cuda

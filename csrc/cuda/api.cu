@@ -17,21 +17,33 @@ extern "C" size_t redux_cuda_sum_workspace_bytes(redux_family family, redux_shap
   return 0;
 }
 
+extern "C" size_t redux_cuda_sum_counters(redux_family family, redux_shape shape, redux_dtype in,
+                                          redux_dtype out) {
+  if (!shape_ok(shape) || !redux_dtype_pair_supported(in, out)) return 0;
+  switch (family) {
+    case REDUX_FULL: return chunks_counters(shape, in);
+    case REDUX_ROWS: return rows_counters(shape, in);
+    case REDUX_COLS: return cols_counters(shape, in);
+  }
+  return 0;
+}
+
 extern "C" redux_status redux_cuda_sum(redux_family family, const void *x, void *y, void *workspace,
-                                       size_t workspace_bytes, redux_shape shape, redux_dtype in,
-                                       redux_dtype out, int grid, void *stream) {
+                                       size_t workspace_bytes, unsigned int *counters, size_t counters_len,
+                                       redux_shape shape, redux_dtype in, redux_dtype out, int grid,
+                                       void *stream) {
   if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
   if (!shape_ok(shape) || grid < 0) return REDUX_ERR_SHAPE;
   cudaStream_t st = static_cast<cudaStream_t>(stream);
   switch (family) {
     case REDUX_FULL:
       if (shape.outer != 1 || shape.inner != 1) return REDUX_ERR_SHAPE;
-      return launch_chunks(x, y, workspace, workspace_bytes, shape, in, out, grid, st);
+      return launch_chunks(x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st);
     case REDUX_ROWS:
       if (shape.inner != 1) return REDUX_ERR_SHAPE;
-      return launch_rows(x, y, workspace, workspace_bytes, shape, in, out, grid, st);
+      return launch_rows(x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st);
     case REDUX_COLS:
-      return launch_cols(x, y, workspace, workspace_bytes, shape, in, out, grid, st);
+      return launch_cols(x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st);
   }
   return REDUX_ERR_SHAPE;
 }

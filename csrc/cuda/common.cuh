@@ -25,7 +25,7 @@ constexpr int kBlock = 256;
 /* Work items a problem is cut into at most (shape-only: never from the
  * device), so partials stay few and the finish stays cheap. Measured on the
  * H200 (leaderboard/PERFORMANCE.md): 8192 made the finish and the per-chunk
- * tickets cost ~4 us at 52M elements. */
+ * tickets cost ~4 us at 52M elements; 1024-4096 time the same. */
 constexpr int64_t kTargetItems = 2048;
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -69,17 +69,18 @@ inline size_t acc_bytes(redux_dtype in, redux_dtype out) {
 }
 
 /* How a problem is cut. items: work items (one block-sized unit each);
- * segments: independent outputs groups finished by a last block (0: every
- * item writes its outputs directly); partials: accumulators in workspace. */
+ * segments: independent output groups finished by a last block, one ticket
+ * counter each (0: every item writes its outputs directly); partials:
+ * accumulators in workspace; chunks: items per segment along n. */
 struct family_plan {
   int64_t items;
   int64_t segments;
   int64_t partials;
-  int64_t chunks;  /* items per segment along n */
-  int64_t chunk;   /* elements of n per chunk */
+  int64_t chunks;
 };
 
-/* Workspace: [segments x uint32 counters, padded to 256 B][partials]. */
+/* Workspace: [segments x uint32 counters, padded to 256 B][partials]. The
+ * counter room is used only when the caller passes no stream counters. */
 inline size_t counters_bytes(const family_plan &p) {
   return p.segments == 0 ? 0 : (size_t)ceil_div(p.segments * 4, 256) * 256;
 }
@@ -87,16 +88,46 @@ inline size_t workspace_bytes(const family_plan &p, size_t acc_bytes) {
   return p.segments == 0 ? 0 : counters_bytes(p) + (size_t)p.partials * acc_bytes;
 }
 
-/* Splits the workspace into counters and partials and zeroes the counters
- * on `stream` (every call gets a fresh workspace, so tickets start at 0). */
+/* The ticket counters and partials of a launch. Counters are the caller's
+ * zeroed stream counters when it passed enough of them (kernels leave them
+ * zeroed), else the workspace's, zeroed here on `stream`. */
 template <typename acc_t>
-redux_status prepare_workspace(const family_plan &p, void *ws, size_t ws_bytes, cudaStream_t stream,
-                               unsigned int **counters, acc_t **partials) {
+redux_status prepare_workspace(const family_plan &p, void *ws, size_t ws_bytes, unsigned int *stream_counters,
+                               size_t stream_counters_len, cudaStream_t stream, unsigned int **counters,
+                               acc_t **partials) {
   if (ws_bytes < workspace_bytes(p, sizeof(acc_t))) return REDUX_ERR_SHAPE;
-  *counters = static_cast<unsigned int *>(ws);
   *partials = p.segments ? reinterpret_cast<acc_t *>(static_cast<char *>(ws) + counters_bytes(p)) : nullptr;
-  if (p.segments && cudaMemsetAsync(ws, 0, counters_bytes(p), stream) != cudaSuccess) return REDUX_ERR_CUDA;
+  if (p.segments == 0) {
+    *counters = nullptr;
+  } else if (stream_counters != nullptr && stream_counters_len >= (size_t)p.segments) {
+    *counters = stream_counters;
+  } else {
+    *counters = static_cast<unsigned int *>(ws);
+    if (cudaMemsetAsync(ws, 0, counters_bytes(p), stream) != cudaSuccess) return REDUX_ERR_CUDA;
+  }
   return REDUX_OK;
+}
+
+/* Blocks that fit on the current device at once for `kernel`: SM count x
+ * occupancy, cached per thread by (device, kernel) since it is asked on
+ * every launch (a device's answer never changes). */
+inline int64_t device_fit(const void *kernel, size_t smem) {
+  struct entry { const void *kernel; int dev; size_t smem; int64_t fit; };
+  constexpr int kEntries = 64;
+  thread_local entry cache[kEntries];
+  thread_local int used = 0, next = 0;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 1;
+  for (int i = 0; i < used; ++i)
+    if (cache[i].kernel == kernel && cache[i].dev == dev && cache[i].smem == smem) return cache[i].fit;
+  int sms = 0, per_sm = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, smem);
+  const int64_t fit = (int64_t)(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
+  cache[next] = entry{kernel, dev, smem, fit};
+  next = (next + 1) % kEntries;
+  if (used < kEntries) ++used;
+  return fit;
 }
 
 /* Blocks for a launch of `kernel` over `items` work items. The grid never
@@ -105,27 +136,27 @@ redux_status prepare_workspace(const family_plan &p, void *ws, size_t ws_bytes, 
 template <typename K>
 int grid_for(K kernel, int64_t items, int forced, size_t smem = 0) {
   if (forced > 0) return forced;
-  int dev = 0, sms = 0, per_sm = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 1;
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, smem);
-  int64_t fit = (int64_t)(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
-  int64_t waves = ceil_div(items, fit);
-  int64_t g = ceil_div(items, waves);
+  const int64_t fit = device_fit(reinterpret_cast<const void *>(kernel), smem);
+  const int64_t waves = ceil_div(items, fit);
+  const int64_t g = ceil_div(items, waves);
   return (int)(g < 1 ? 1 : g);
 }
 
 /* Called by every thread of a block after thread 0 stored the block's
- * partial. Returns true in every thread of the block that completed
- * segment `seg` last; that block may then read all partials of the segment.
+ * partial(s). Returns true in every thread of the block that took the last
+ * of `count` tickets of segment `seg`; that block may then read every
+ * partial of the segment. The last block puts the counter back to 0 (every
+ * other block has taken its ticket), so counters are zero again after every
+ * kernel and a stream's counters can serve all its calls.
  * Integer atomics only: the sum itself never goes through an atomic. */
 __device__ __forceinline__ bool last_block_ticket(unsigned int *counters, int64_t seg,
                                                   unsigned int count) {
   __shared__ bool is_last;
   if (threadIdx.x == 0) {
-    __threadfence(); /* publish the partial before taking the ticket */
-    unsigned int t = atomicAdd(&counters[seg], 1u);
+    __threadfence(); /* publish the partials before taking the ticket */
+    const unsigned int t = atomicAdd(&counters[seg], 1u);
     is_last = (t == count - 1);
+    if (is_last) atomicExch(&counters[seg], 0u);
   }
   __syncthreads();
   bool last = is_last;

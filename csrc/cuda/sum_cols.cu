@@ -50,8 +50,7 @@ static cols_plan plan_cols(redux_shape s, redux_dtype in) {
 static family_plan cols_family_plan(redux_shape s, const cols_plan &c) {
   family_plan p;
   p.chunks = c.chunks;
-  p.chunk = c.rows_per_chunk;
-  p.items = 0; /* set at launch: depends on VEC */
+  p.items = 0; /* unused: the launch counts items, which depend on VEC */
   p.segments = c.chunks > 1 ? s.outer * ceil_div(s.inner, c.tx) : 0;
   p.partials = c.chunks > 1 ? s.outer * c.chunks * s.inner : 0;
   return p;
@@ -134,6 +133,8 @@ struct launch_cols_fn {
   void *y;
   void *ws;
   size_t ws_bytes;
+  unsigned int *stream_counters;
+  size_t stream_counters_len;
   redux_shape s;
   int grid;
   cudaStream_t stream;
@@ -146,7 +147,8 @@ struct launch_cols_fn {
     const int64_t items = s.outer * c.chunks * tiles;
     unsigned int *counters;
     acc_t *partials;
-    const redux_status st = prepare_workspace(p, ws, ws_bytes, stream, &counters, &partials);
+    const redux_status st = prepare_workspace(p, ws, ws_bytes, stream_counters, stream_counters_len, stream, &counters,
+                                              &partials);
     if (st != REDUX_OK) return st;
     auto kernel = sum_cols_kernel<In, Out, VEC>;
     const int g = grid_for(kernel, items, grid);
@@ -164,13 +166,17 @@ struct launch_cols_fn {
   }
 };
 
-redux_status launch_cols(const void *x, void *y, void *ws, size_t ws_bytes, redux_shape s,
-                         redux_dtype in, redux_dtype out, int grid, cudaStream_t stream) {
-  return dispatch_pair(in, out, launch_cols_fn{x, y, ws, ws_bytes, s, grid, stream, plan_cols(s, in)});
+redux_status launch_cols(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
+                         size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
+                         cudaStream_t stream) {
+  return dispatch_pair(in, out,
+                       launch_cols_fn{x, y, ws, ws_bytes, counters, counters_len, s, grid, stream, plan_cols(s, in)});
 }
 
 size_t cols_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out) {
   return workspace_bytes(cols_family_plan(s, plan_cols(s, in)), acc_bytes(in, out));
 }
+
+size_t cols_counters(redux_shape s, redux_dtype in) { return (size_t)cols_family_plan(s, plan_cols(s, in)).segments; }
 
 }  // namespace redux

@@ -10,6 +10,8 @@
 #ifdef REDUX_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
+
+#include "tickets.h"
 #endif
 
 // output viewed as shape []. (Not view({}): braces pick view(ScalarType).)
@@ -28,10 +30,12 @@ output_t custom_kernel(input_t data) {
     const size_t ws_bytes = redux_cuda_sum_workspace_bytes(REDUX_FULL, shape, REDUX_F32, REDUX_F32);
     at::Tensor ws;
     if (ws_bytes) ws = at::empty({(int64_t)ws_bytes}, x.options().dtype(at::kByte));
+    cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
+    const redux_shim::StreamCounters counters = redux_shim::stream_counters(x.get_device(), stream);
     redux_shim::check_status("custom_kernel",
                              redux_cuda_sum(REDUX_FULL, x.const_data_ptr(), output.mutable_data_ptr(),
-                                            ws_bytes ? ws.mutable_data_ptr() : nullptr, ws_bytes, shape, REDUX_F32,
-                                            REDUX_F32, 0, at::cuda::getCurrentCUDAStream().stream()));
+                                            ws_bytes ? ws.mutable_data_ptr() : nullptr, ws_bytes, counters.ptr,
+                                            counters.len, shape, REDUX_F32, REDUX_F32, 0, stream));
     return as_scalar(output);
   }
 #endif

@@ -1,11 +1,13 @@
 // CUDA implementation of redux::sum: plan, per-call workspace from the
 // caching allocator on the current stream (never a global buffer: concurrent
-// streams and graph captures each get their own), then one C API call.
+// streams and graph captures each get their own), the stream's own ticket
+// counters (tickets.h), then one C API call.
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
 #include "plan.h"
+#include "tickets.h"
 
 namespace redux_shim {
 namespace {
@@ -25,9 +27,12 @@ at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
   if (ws_bytes > 0)
     workspace = at::empty({(int64_t)ws_bytes}, plan.input.options().dtype(at::kByte));
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(self.device().index()).stream();
+  StreamCounters counters;
+  if (redux_cuda_sum_counters(plan.family, plan.shape, plan.in_t, plan.out_t) > 0)
+    counters = stream_counters(self.device().index(), stream);
   check_status(kOp, redux_cuda_sum(plan.family, plan.input.const_data_ptr(), kernel_out.mutable_data_ptr(),
-                                   ws_bytes ? workspace.mutable_data_ptr() : nullptr, ws_bytes, plan.shape,
-                                   plan.in_t, plan.out_t, (int)grid, stream));
+                                   ws_bytes ? workspace.mutable_data_ptr() : nullptr, ws_bytes, counters.ptr,
+                                   counters.len, plan.shape, plan.in_t, plan.out_t, (int)grid, stream));
   finish_outputs(plan, result, kernel_out);
   return result;
 }

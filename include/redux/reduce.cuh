@@ -14,6 +14,8 @@
  *                  a contiguous range read by `width` lanes in steps of
  *                  width * VEC * UNROLL elements; lane l takes vectors
  *                  l, l + width, ... of each step, in that order.
+ *                  lane_sum_tiles: one lane's share of every stride-th tile
+ *                  of width vectors (a shape-fixed grid-stride read).
  *   block_reduce   block_reduce_sum<P, BLOCK>(acc, scratch): result valid in
  *                  thread 0. Fixed tree: warp shuffles, then warp 0 combines
  *                  the warps' results in warp order.
@@ -153,12 +155,17 @@ __device__ __forceinline__ typename P::acc_t block_reduce_sum(typename P::acc_t 
 template <typename In> struct vec_of { static constexpr int value = 16 / (int)sizeof(In); };
 
 /* Reads VEC consecutive elements starting at p. ALIGNED: p is 16-byte aligned
- * and VEC * sizeof(In) == 16, so one vector load. */
-template <typename In, int VEC, bool ALIGNED>
+ * and VEC * sizeof(In) == 16, so one vector load; STREAM marks it evict-first
+ * (ld.global.cs), else it is an ordinary cached load. Measured on the H200
+ * (leaderboard/PERFORMANCE.md): streaming loads read 210 MB faster, ordinary
+ * loads 1 GiB. The hint never changes what is read, so never the bits. */
+template <typename In, int VEC, bool ALIGNED, bool STREAM = true>
 __device__ __forceinline__ void load_vec(const In *__restrict__ p, In (&out)[VEC]) {
   if constexpr (ALIGNED) {
     static_assert(VEC * sizeof(In) == 16, "aligned loads are 16 bytes");
-    uint4 raw = __ldcs(reinterpret_cast<const uint4 *>(p));
+    uint4 raw;
+    if constexpr (STREAM) raw = __ldcs(reinterpret_cast<const uint4 *>(p));
+    else raw = *reinterpret_cast<const uint4 *>(p);
     const In *e = reinterpret_cast<const In *>(&raw);
 #pragma unroll
     for (int i = 0; i < VEC; ++i) out[i] = e[i];
@@ -166,6 +173,44 @@ __device__ __forceinline__ void load_vec(const In *__restrict__ p, In (&out)[VEC
 #pragma unroll
     for (int i = 0; i < VEC; ++i) out[i] = p[i];
   }
+}
+
+/* Adds lane `lane`'s elements of tiles first, first + stride, ... (< tiles)
+ * of base[0, n) to acc, in that tile order. A tile is `width` vectors of VEC
+ * elements; lane l owns vector l of each tile. UNROLL tiles are loaded before
+ * they are added (UNROLL loads in flight). With stride = the number of chunks
+ * this is a grid-stride read whose "grid" is fixed by the shape: blocks that
+ * run at once stream through neighbouring tiles, the order that reads DRAM
+ * fastest. Vectors past n are skipped; the one vector that straddles n is
+ * read element by element, in the same order. ALIGNED: base is 16-byte
+ * aligned. */
+template <typename P, int VEC, int UNROLL, bool ALIGNED, bool STREAM, typename In>
+__device__ __forceinline__ typename P::acc_t lane_sum_tiles(const In *__restrict__ base, int64_t n, int64_t first,
+                                                            int64_t stride, int64_t tiles, int lane, int width,
+                                                            typename P::acc_t acc) {
+  const int64_t full = n / VEC; /* vectors wholly inside [0, n) */
+  for (int64_t t0 = first; t0 < tiles; t0 += (int64_t)UNROLL * stride) {
+    In v[UNROLL][VEC];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int64_t t = t0 + u * stride;
+      const int64_t vi = t * width + lane;
+      if (t < tiles && vi < full) load_vec<In, VEC, ALIGNED, STREAM>(base + vi * VEC, v[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int64_t t = t0 + u * stride;
+      const int64_t vi = t * width + lane;
+      if (t >= tiles) break;
+      if (vi < full) {
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[u][e]);
+      } else {
+        for (int64_t i = vi * VEC; i < n; ++i) acc = P::add(acc, base[i]);
+      }
+    }
+  }
+  return acc;
 }
 
 /* Adds lane `lane`'s elements of base[begin, end) to acc. The range is read

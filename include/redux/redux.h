@@ -96,17 +96,33 @@ redux_status redux_cpu_sum_cols(const void *x, void *y, redux_shape shape,
 /* ---- CUDA (csrc/cuda) ------------------------------------------------ */
 
 /* Bytes of device workspace redux_cuda_sum needs for this problem (0 when
- * none). The workspace holds per-call ticket counters and partials, so every
- * call must get its own (stream-ordered) allocation. */
+ * none). The workspace holds the partials (and room for ticket counters), so
+ * every call must get its own (stream-ordered) allocation. */
 size_t redux_cuda_sum_workspace_bytes(redux_family family, redux_shape shape,
                                       redux_dtype in, redux_dtype out);
 
-/* Sums x into y on `stream` (a cudaStream_t). `grid` > 0 forces the number
- * of blocks (tests use it to prove the bits do not depend on it); 0 picks
- * the grid from the device. Requires shape.outer * shape.inner > 0 and
- * shape.n > 0: the shim handles empty problems. */
+/* Ticket counters (uint32) a call counts its last blocks with; 0 when it
+ * needs none. They must be zero when the kernel starts, and every kernel
+ * leaves them zero again when it completes. So a caller may keep one zeroed
+ * set per stream and pass it to every call on that stream: no zeroing
+ * operation per call. Such a set must never be used by work that can run
+ * concurrently with the call (another stream, a CUDA graph replayed
+ * elsewhere): REDUX_CUDA_STREAM_COUNTERS says how many a caller should keep
+ * per stream. */
+size_t redux_cuda_sum_counters(redux_family family, redux_shape shape,
+                               redux_dtype in, redux_dtype out);
+#define REDUX_CUDA_STREAM_COUNTERS ((size_t)16384)
+
+/* Sums x into y on `stream` (a cudaStream_t). `counters`: NULL, or zeroed
+ * counters private to this stream (see redux_cuda_sum_counters) at least
+ * `counters_len` long; when NULL or too short, counters are carved from the
+ * workspace and zeroed with cudaMemsetAsync on the stream first. `grid` > 0
+ * forces the number of blocks (tests use it to prove the bits do not depend
+ * on it); 0 picks the grid from the device. Requires shape.outer *
+ * shape.inner > 0 and shape.n > 0: the shim handles empty problems. */
 redux_status redux_cuda_sum(redux_family family, const void *x, void *y,
                             void *workspace, size_t workspace_bytes,
+                            unsigned int *counters, size_t counters_len,
                             redux_shape shape, redux_dtype in, redux_dtype out,
                             int grid, void *stream);
 

@@ -1,0 +1,291 @@
+/* Variant timings for the performance notes (leaderboard/PERFORMANCE.md).
+ *
+ * A standalone program, not part of the extension: it times candidate
+ * designs of the full fp32 sum, and pure streaming-read kernels, with the
+ * competition's method (256 MiB write to evict L2, CUDA events around the
+ * launch(es), one sample per call), next to the product's own launcher
+ * (redux_cuda_sum), the ladder's rungs and CUB, all in one run.
+ *
+ *   read/*        streaming reads of the input, no sum: which load pattern
+ *                 reaches the DRAM ceiling (grid-stride vs block slabs, 1 or
+ *                 4 loads in flight, cache hints, 256 or 512 threads).
+ *   empty         an empty kernel; memset+empty: the price of zeroing the
+ *                 ticket counters with a separate cudaMemsetAsync.
+ *   redux         the product (csrc/cuda, via the C API).
+ *   rung6 / cub   the ladder's last-block rung and cub::DeviceReduce::Sum.
+ *   blockticket   shape-only chunks as in the product, but no fence/ticket
+ *                 per chunk: one per block after all its chunks, then the
+ *                 last block combines every chunk's partial in chunk order.
+ *                 "+memset" zeroes the counter per call, "+reset" keeps one
+ *                 persistent counter that the last block puts back to 0.
+ *
+ * Build and run (on the GPU machine):
+ *   nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda \
+ *        leaderboard/microbench/variants.cu csrc/cuda/*.cu csrc/cpu/status.c \
+ *        -o /tmp/variants && /tmp/variants
+ */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common.cuh"
+#include "redux/redux.h"
+
+#define CK(x)                                                                      \
+  do {                                                                             \
+    cudaError_t e_ = (x);                                                          \
+    if (e_ != cudaSuccess) {                                                       \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                     \
+    }                                                                              \
+  } while (0)
+
+using namespace redux;
+
+namespace {
+
+__global__ void init_kernel(float *x, int64_t n, unsigned seed) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    unsigned h = (unsigned)i * 2654435761u ^ seed;
+    h ^= h >> 15; h *= 2246822519u; h ^= h >> 13;
+    x[i] = (float)(h & 0xffffff) / 16777216.0f * 200.0f - 100.0f;
+  }
+}
+
+__global__ void empty_kernel() {}
+
+/* ---- streaming reads ---------------------------------------------------- */
+enum Hint { H_CS = 0, H_DEF = 1, H_NA256 = 2 };
+
+template <int HINT>
+__device__ __forceinline__ float4 ld(const float4 *p) {
+  if constexpr (HINT == H_CS) return __ldcs(p);
+  else if constexpr (HINT == H_DEF) return *p;
+  else {
+    float4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    return v;
+  }
+}
+
+__device__ __forceinline__ float fold(float m, float4 v) {
+  return fmaxf(m, fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))));
+}
+
+/* Grid-stride, U loads in flight per thread. */
+template <int BLOCK, int U, int HINT>
+__global__ void __launch_bounds__(BLOCK) read_grid(const float4 *__restrict__ x, int64_t n4, float *sink) {
+  const int64_t stride = (int64_t)gridDim.x * BLOCK;
+  int64_t i = (int64_t)blockIdx.x * BLOCK + threadIdx.x;
+  float m = 0.0f;
+  for (; i + (U - 1) * stride < n4; i += U * stride) {
+    float4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = ld<HINT>(x + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < U; ++u) m = fold(m, v[u]);
+  }
+  for (; i < n4; i += stride) m = fold(m, ld<HINT>(x + i));
+  if (m == 12345.0f) sink[blockIdx.x] = m;
+}
+
+/* Each block a contiguous slab, U loads in flight per thread. */
+template <int BLOCK, int U, int HINT>
+__global__ void __launch_bounds__(BLOCK) read_slab(const float4 *__restrict__ x, int64_t n4, float *sink) {
+  const int64_t per = (n4 + gridDim.x - 1) / gridDim.x;
+  const int64_t b = (int64_t)blockIdx.x * per, e = min(b + per, n4);
+  float m = 0.0f;
+  int64_t i = b + threadIdx.x;
+  for (; i + (U - 1) * BLOCK < e; i += U * BLOCK) {
+    float4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = ld<HINT>(x + i + u * BLOCK);
+#pragma unroll
+    for (int u = 0; u < U; ++u) m = fold(m, v[u]);
+  }
+  for (; i < e; i += BLOCK) m = fold(m, ld<HINT>(x + i));
+  if (m == 12345.0f) sink[blockIdx.x] = m;
+}
+
+template <typename K>
+int fill(K k, int block) {
+  int dev = 0, sms = 0, per = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, block, 0);
+  return sms * per;
+}
+
+/* ---- full-sum candidate: one ticket per block ---------------------------- */
+using P = sum_policy<float, float>;
+
+template <int U, bool RESET, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+blockticket_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chunk, int64_t chunks,
+                   unsigned int *counter, double *partials) {
+  __shared__ double scratch[BLOCK / 32];
+  __shared__ bool is_last;
+  const int tid = threadIdx.x;
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    const int64_t begin = c * chunk, end = min(begin + chunk, n);
+    double acc = lane_sum_range<P, 4, U, true>(x, begin, end, tid, BLOCK, 0.0);
+    acc = block_reduce_sum<P, BLOCK>(acc, scratch);
+    if (tid == 0) partials[c] = acc;
+  }
+  if (tid == 0) {
+    __threadfence();
+    const unsigned t = atomicAdd(counter, 1u);
+    is_last = t == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  if (RESET && tid == 0) *counter = 0u; /* every other block has taken its ticket */
+  double r = combine_strided<P>(0.0, partials, tid, chunks, BLOCK);
+  r = block_reduce_sum<P, BLOCK>(r, scratch);
+  if (tid == 0) *y = (float)r;
+}
+
+struct Timer {
+  void *fillbuf;
+  cudaEvent_t a, b;
+  cudaStream_t st;
+  Timer(cudaStream_t s) : st(s) {
+    CK(cudaMalloc(&fillbuf, 256u << 20));
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+  }
+  /* median and mean (us) of `reps` samples, each after a 256 MiB write */
+  std::pair<double, double> time(const std::function<void()> &f, int reps = 60) {
+    for (int i = 0; i < 3; ++i) f();
+    CK(cudaStreamSynchronize(st));
+    std::vector<double> v;
+    for (int i = 0; i < reps; ++i) {
+      CK(cudaStreamSynchronize(st));
+      CK(cudaMemsetAsync(fillbuf, i & 0xff, 256u << 20, st)); /* still running when `a` is recorded */
+      CK(cudaEventRecord(a, st));
+      f();
+      CK(cudaEventRecord(b, st));
+      CK(cudaEventSynchronize(b));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, a, b));
+      v.push_back(ms * 1e3);
+    }
+    CK(cudaGetLastError());
+    std::sort(v.begin(), v.end());
+    double mean = 0;
+    for (double t : v) mean += t;
+    return {v[v.size() / 2], mean / v.size()};
+  }
+};
+
+}  // namespace
+
+int main() {
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  Timer T(st);
+  const int64_t nmax = (int64_t)1 << 28;
+  float *x, *y, *sink;
+  CK(cudaMalloc(&x, nmax * 4));
+  CK(cudaMalloc(&y, 64));
+  CK(cudaMalloc(&sink, 1 << 20));
+  init_kernel<<<4096, 256, 0, st>>>(x, nmax, 1234u);
+  void *ws;
+  const size_t ws_cap = 64u << 20;
+  CK(cudaMalloc(&ws, ws_cap));
+  unsigned int *persist;
+  CK(cudaMalloc(&persist, 256));
+  CK(cudaMemset(persist, 0, 256));
+  CK(cudaDeviceSynchronize());
+
+  printf("== streaming reads (no sum), GB/s from the median\n");
+  for (int64_t n : {(int64_t)52428800, (int64_t)1 << 26, (int64_t)1 << 27, nmax}) {
+    const int64_t n4 = n / 4;
+    const float4 *x4 = reinterpret_cast<const float4 *>(x);
+    struct R { const char *name; std::function<void()> f; };
+    std::vector<R> rs = {
+        {"grid b256 u1 cs", [&] { read_grid<256, 1, H_CS><<<fill(read_grid<256, 1, H_CS>, 256), 256, 0, st>>>(x4, n4, sink); }},
+        {"grid b256 u1 def", [&] { read_grid<256, 1, H_DEF><<<fill(read_grid<256, 1, H_DEF>, 256), 256, 0, st>>>(x4, n4, sink); }},
+        {"grid b256 u4 cs", [&] { read_grid<256, 4, H_CS><<<fill(read_grid<256, 4, H_CS>, 256), 256, 0, st>>>(x4, n4, sink); }},
+        {"grid b256 u4 def", [&] { read_grid<256, 4, H_DEF><<<fill(read_grid<256, 4, H_DEF>, 256), 256, 0, st>>>(x4, n4, sink); }},
+        {"grid b256 u4 na256", [&] { read_grid<256, 4, H_NA256><<<fill(read_grid<256, 4, H_NA256>, 256), 256, 0, st>>>(x4, n4, sink); }},
+        {"grid b512 u4 def", [&] { read_grid<512, 4, H_DEF><<<fill(read_grid<512, 4, H_DEF>, 512), 512, 0, st>>>(x4, n4, sink); }},
+        {"grid b256 u8 def", [&] { read_grid<256, 8, H_DEF><<<fill(read_grid<256, 8, H_DEF>, 256), 256, 0, st>>>(x4, n4, sink); }},
+        {"slab b256 u4 cs", [&] { read_slab<256, 4, H_CS><<<fill(read_slab<256, 4, H_CS>, 256), 256, 0, st>>>(x4, n4, sink); }},
+        {"slab b256 u4 def", [&] { read_slab<256, 4, H_DEF><<<fill(read_slab<256, 4, H_DEF>, 256), 256, 0, st>>>(x4, n4, sink); }},
+        {"slab b256 u8 def", [&] { read_slab<256, 8, H_DEF><<<fill(read_slab<256, 8, H_DEF>, 256), 256, 0, st>>>(x4, n4, sink); }},
+        {"slab b256 u4 na256", [&] { read_slab<256, 4, H_NA256><<<fill(read_slab<256, 4, H_NA256>, 256), 256, 0, st>>>(x4, n4, sink); }},
+        {"slab b512 u4 def", [&] { read_slab<512, 4, H_DEF><<<fill(read_slab<512, 4, H_DEF>, 512), 512, 0, st>>>(x4, n4, sink); }},
+    };
+    for (auto &r : rs) {
+      auto t = T.time(r.f);
+      printf("read n=%-10lld %-22s median %8.2f us  mean %8.2f us  %7.1f GB/s\n", (long long)n, r.name, t.first,
+             t.second, n * 4 / t.first / 1e3);
+    }
+  }
+
+  printf("== launch costs\n");
+  {
+    auto t = T.time([&] { empty_kernel<<<1, 32, 0, st>>>(); });
+    printf("empty                median %8.2f us  mean %8.2f us\n", t.first, t.second);
+    t = T.time([&] { cudaMemsetAsync(ws, 0, 256, st); empty_kernel<<<1, 32, 0, st>>>(); });
+    printf("memset+empty         median %8.2f us  mean %8.2f us\n", t.first, t.second);
+  }
+
+  printf("== full fp32 sum\n");
+  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800, nmax};
+  for (int64_t n : sizes) {
+    if (getenv("VARIANTS_QUICK") && n != sizes[0] && n != 52428800) continue;
+    redux_shape s{1, n, 1};
+    const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
+    struct V { std::string name; std::function<void()> f; };
+    std::vector<V> vs;
+    vs.push_back({"redux", [&] {
+                    redux_cuda_sum(REDUX_FULL, x, y, ws, wsb, persist, 64, s, REDUX_F32, REDUX_F32, 0, st);
+                  }});
+    vs.push_back({"redux +memset", [&] {
+                    redux_cuda_sum(REDUX_FULL, x, y, ws, wsb, nullptr, 0, s, REDUX_F32, REDUX_F32, 0, st);
+                  }});
+    const size_t w6 = redux_cuda_ladder_workspace_bytes(REDUX_RUNG_LAST_BLOCK, n);
+    vs.push_back({"rung6", [&] { redux_cuda_ladder_sum(REDUX_RUNG_LAST_BLOCK, x, y, n, ws, w6, 0, st); }});
+    const size_t w7 = redux_cuda_ladder_workspace_bytes(REDUX_RUNG_CUB, n);
+    vs.push_back({"cub", [&] { redux_cuda_ladder_sum(REDUX_RUNG_CUB, x, y, n, ws, w7, 0, st); }});
+    for (int target : {1024, 2048, 4096}) {
+      for (int u : {4, 8}) {
+        const int64_t tile = 256 * u * 4;
+        const int64_t tiles = ceil_div(n, tile);
+        const int64_t per = std::max<int64_t>(1, ceil_div(tiles, target));
+        const int64_t chunk = per * tile, chunks = ceil_div(n, chunk);
+        unsigned int *cnt = static_cast<unsigned int *>(ws);
+        double *parts = reinterpret_cast<double *>(static_cast<char *>(ws) + 256);
+        auto k_m = u == 4 ? blockticket_kernel<4, false, 256> : blockticket_kernel<8, false, 256>;
+        auto k_r = u == 4 ? blockticket_kernel<4, true, 256> : blockticket_kernel<8, true, 256>;
+        const int gm = grid_for(k_m, chunks, 0), gr = grid_for(k_r, chunks, 0);
+        char name[96];
+        snprintf(name, sizeof name, "blockticket T%d u%d +memset", target, u);
+        vs.push_back({name, [=] {
+                        cudaMemsetAsync(cnt, 0, 4, st);
+                        k_m<<<gm, 256, 0, st>>>(x, y, n, chunk, chunks, cnt, parts);
+                      }});
+        snprintf(name, sizeof name, "blockticket T%d u%d +reset", target, u);
+        vs.push_back({name, [=] { k_r<<<gr, 256, 0, st>>>(x, y, n, chunk, chunks, persist, parts); }});
+      }
+    }
+    for (auto &v : vs) {
+      auto t = T.time(v.f);
+      float out = 0;
+      CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
+      printf("sum n=%-10lld %-30s median %8.2f us  mean %8.2f us  %7.1f GB/s  y=%.9g\n", (long long)n,
+             v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, out);
+    }
+  }
+  CK(cudaDeviceSynchronize());
+  return 0;
+}
