@@ -34,7 +34,21 @@
 namespace redux {
 
 /* Tiles in flight per thread, and the fewest tiles a chunk gets. */
-constexpr int kUnroll = 4;
+#ifndef REDUX_CHUNKS_UNROLL
+#define REDUX_CHUNKS_UNROLL 8
+#endif
+constexpr int kUnroll = REDUX_CHUNKS_UNROLL;
+/* Work items (row, chunk) a problem is cut into, about. */
+#ifndef REDUX_CHUNKS_TARGET
+#define REDUX_CHUNKS_TARGET 512
+#endif
+constexpr int64_t kChunksTarget = REDUX_CHUNKS_TARGET;
+/* Blocks per SM the compiler must leave room for (registers): the main loop
+ * needs many loads in flight per SM. Measured in leaderboard/PERFORMANCE.md;
+ * a -D override exists for the variant timings. */
+#ifndef REDUX_CHUNKS_MIN_BLOCKS
+#define REDUX_CHUNKS_MIN_BLOCKS 4
+#endif
 /* Inputs larger than this are read with ordinary loads, smaller ones with
  * evict-first loads (measured crossover, leaderboard/PERFORMANCE.md). */
 constexpr int64_t kStreamMaxBytes = (int64_t)256 << 20;
@@ -49,8 +63,8 @@ static chunks_plan plan_chunks(redux_shape s, redux_dtype in) {
   chunks_plan p;
   p.tiles = ceil_div(s.n, tile);
   /* Tiles per chunk: at least kUnroll, and enough that outer * chunks stays
-   * near kTargetItems. */
-  int64_t per_chunk = ceil_div(s.outer * p.tiles, kTargetItems);
+   * near kChunksTarget. */
+  int64_t per_chunk = ceil_div(s.outer * p.tiles, kChunksTarget);
   if (per_chunk < kUnroll) per_chunk = kUnroll;
   p.f.chunks = ceil_div(p.tiles, per_chunk);
   p.f.items = s.outer * p.f.chunks;
@@ -69,7 +83,7 @@ __device__ __forceinline__ void combine_row(const typename P::acc_t *partials, i
 }
 
 template <typename In, typename Out, bool ALIGNED, bool STREAM>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, REDUX_CHUNKS_MIN_BLOCKS)
 sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, int64_t n, int64_t tiles,
                   int64_t chunks, unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials) {
   using P = sum_policy<In, Out>;

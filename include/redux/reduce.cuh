@@ -181,34 +181,41 @@ __device__ __forceinline__ void load_vec(const In *__restrict__ p, In (&out)[VEC
  * they are added (UNROLL loads in flight). With stride = the number of chunks
  * this is a grid-stride read whose "grid" is fixed by the shape: blocks that
  * run at once stream through neighbouring tiles, the order that reads DRAM
- * fastest. Vectors past n are skipped; the one vector that straddles n is
- * read element by element, in the same order. ALIGNED: base is 16-byte
- * aligned. */
+ * fastest. In the partial last tile (n not a multiple of the tile), each
+ * lane reads its elements one by one, in the same order. ALIGNED: base is
+ * 16-byte aligned. */
 template <typename P, int VEC, int UNROLL, bool ALIGNED, bool STREAM, typename In>
 __device__ __forceinline__ typename P::acc_t lane_sum_tiles(const In *__restrict__ base, int64_t n, int64_t first,
                                                             int64_t stride, int64_t tiles, int lane, int width,
                                                             typename P::acc_t acc) {
-  const int64_t full = n / VEC; /* vectors wholly inside [0, n) */
-  for (int64_t t0 = first; t0 < tiles; t0 += (int64_t)UNROLL * stride) {
+  const int64_t tile = (int64_t)width * VEC;
+  const int64_t whole = n / tile; /* tiles wholly inside [0, n) */
+  /* This lane's vector in tile `first`, and the step to the next tile. */
+  const In *p = base + first * tile + (int64_t)lane * VEC;
+  const int64_t step = stride * tile;
+  /* Whole tiles of this chunk: first, first + stride, ... < whole. */
+  const int64_t m = first < whole ? (whole - first + stride - 1) / stride : 0;
+  int64_t k = 0;
+  for (; k + UNROLL <= m; k += UNROLL, p += UNROLL * step) {
     In v[UNROLL][VEC];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const int64_t t = t0 + u * stride;
-      const int64_t vi = t * width + lane;
-      if (t < tiles && vi < full) load_vec<In, VEC, ALIGNED, STREAM>(base + vi * VEC, v[u]);
-    }
+    for (int u = 0; u < UNROLL; ++u) load_vec<In, VEC, ALIGNED, STREAM>(p + u * step, v[u]);
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const int64_t t = t0 + u * stride;
-      const int64_t vi = t * width + lane;
-      if (t >= tiles) break;
-      if (vi < full) {
+    for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
-        for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[u][e]);
-      } else {
-        for (int64_t i = vi * VEC; i < n; ++i) acc = P::add(acc, base[i]);
-      }
-    }
+      for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[u][e]);
+  }
+  for (; k < m; ++k, p += step) {
+    In v[VEC];
+    load_vec<In, VEC, ALIGNED, STREAM>(p, v);
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
+  }
+  /* The partial last tile, if it is this chunk's next one: element by
+   * element, in the same order as a vector's. */
+  if (whole < tiles && first + m * stride == whole) {
+    const int64_t i0 = whole * tile + (int64_t)lane * VEC;
+    for (int64_t i = i0; i < i0 + VEC && i < n; ++i) acc = P::add(acc, base[i]);
   }
   return acc;
 }

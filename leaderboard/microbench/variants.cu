@@ -29,11 +29,21 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "common.cuh"
+#ifndef REDUX_CHUNKS_MIN_BLOCKS /* the defaults of sum_full.cu, for the banner */
+#define REDUX_CHUNKS_MIN_BLOCKS 4
+#endif
+#ifndef REDUX_CHUNKS_TARGET
+#define REDUX_CHUNKS_TARGET 512
+#endif
+#ifndef REDUX_CHUNKS_UNROLL
+#define REDUX_CHUNKS_UNROLL 8
+#endif
 #include "redux/redux.h"
 
 #define CK(x)                                                                      \
@@ -205,8 +215,13 @@ int main() {
   CK(cudaMemset(persist, 0, 256));
   CK(cudaDeviceSynchronize());
 
-  printf("== streaming reads (no sum), GB/s from the median\n");
-  for (int64_t n : {(int64_t)52428800, (int64_t)1 << 26, (int64_t)1 << 27, nmax}) {
+  const char *sections = getenv("VARIANTS_SECTIONS"); /* e.g. "sum": only the full sums */
+  auto want = [&](const char *name) { return !sections || strstr(sections, name) != nullptr; };
+  const bool only_redux = getenv("VARIANTS_ONLY_REDUX") != nullptr;
+  printf("== REDUX_CHUNKS_MIN_BLOCKS=%d REDUX_CHUNKS_TARGET=%d REDUX_CHUNKS_UNROLL=%d\n", REDUX_CHUNKS_MIN_BLOCKS,
+         (int)REDUX_CHUNKS_TARGET, REDUX_CHUNKS_UNROLL);
+  if (want("read")) printf("== streaming reads (no sum), GB/s from the median\n");
+  if (want("read")) for (int64_t n : {(int64_t)52428800, (int64_t)1 << 26, (int64_t)1 << 27, nmax}) {
     const int64_t n4 = n / 4;
     const float4 *x4 = reinterpret_cast<const float4 *>(x);
     struct R { const char *name; std::function<void()> f; };
@@ -231,18 +246,18 @@ int main() {
     }
   }
 
-  printf("== launch costs\n");
-  {
+  if (want("launch")) {
+    printf("== launch costs\n");
     auto t = T.time([&] { empty_kernel<<<1, 32, 0, st>>>(); });
     printf("empty                median %8.2f us  mean %8.2f us\n", t.first, t.second);
     t = T.time([&] { cudaMemsetAsync(ws, 0, 256, st); empty_kernel<<<1, 32, 0, st>>>(); });
     printf("memset+empty         median %8.2f us  mean %8.2f us\n", t.first, t.second);
   }
 
-  printf("== full fp32 sum\n");
+  if (want("sum")) printf("== full fp32 sum\n");
   const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800, nmax};
   for (int64_t n : sizes) {
-    if (getenv("VARIANTS_QUICK") && n != sizes[0] && n != 52428800) continue;
+    if (!want("sum")) break;
     redux_shape s{1, n, 1};
     const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
     struct V { std::string name; std::function<void()> f; };
@@ -253,6 +268,7 @@ int main() {
     vs.push_back({"redux +memset", [&] {
                     redux_cuda_sum(REDUX_FULL, x, y, ws, wsb, nullptr, 0, s, REDUX_F32, REDUX_F32, 0, st);
                   }});
+    if (!only_redux) {
     const size_t w6 = redux_cuda_ladder_workspace_bytes(REDUX_RUNG_LAST_BLOCK, n);
     vs.push_back({"rung6", [&] { redux_cuda_ladder_sum(REDUX_RUNG_LAST_BLOCK, x, y, n, ws, w6, 0, st); }});
     const size_t w7 = redux_cuda_ladder_workspace_bytes(REDUX_RUNG_CUB, n);
@@ -277,6 +293,7 @@ int main() {
         snprintf(name, sizeof name, "blockticket T%d u%d +reset", target, u);
         vs.push_back({name, [=] { k_r<<<gr, 256, 0, st>>>(x, y, n, chunk, chunks, persist, parts); }});
       }
+    }
     }
     for (auto &v : vs) {
       auto t = T.time(v.f);
