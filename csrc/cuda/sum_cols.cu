@@ -20,6 +20,31 @@
 
 namespace redux {
 
+/* Build constants, chosen by the variant timings on the H200
+ * (leaderboard/microbench/sweep_cols.sh, results/sweep_cols_h200.txt): the
+ * main loop wants 8 blocks per SM (32 registers); then 2 partials in flight
+ * in the finish took 6-9% off every column shape, where 4 or 8 without the
+ * register cap made them 1.6x slower (occupancy fell to 3 blocks per SM).
+ * Partials of a column the finishing block loads at once. */
+#ifndef REDUX_COLS_FINISH_BATCH
+#define REDUX_COLS_FINISH_BATCH 2
+#endif
+constexpr int kColsFinishBatch = REDUX_COLS_FINISH_BATCH;
+/* Rows a thread has in flight (unroll of its row loop). */
+#ifndef REDUX_COLS_UNROLL
+#define REDUX_COLS_UNROLL 4
+#endif
+constexpr int kColsUnroll = REDUX_COLS_UNROLL;
+/* Blocks per SM the compiler must leave registers for. The compensated
+ * fp64 accumulator (16 bytes) would spill at 32 registers: half for it. */
+#ifndef REDUX_COLS_MIN_BLOCKS
+#define REDUX_COLS_MIN_BLOCKS 8
+#endif
+template <typename acc_t>
+constexpr int cols_min_blocks() {
+  return sizeof(acc_t) > 8 ? (REDUX_COLS_MIN_BLOCKS + 1) / 2 : REDUX_COLS_MIN_BLOCKS;
+}
+
 /* Minimum rows of n per thread in one chunk: keeps partials small. */
 constexpr int64_t kColsMinRowsPerThread = 32;
 
@@ -57,7 +82,7 @@ static family_plan cols_family_plan(redux_shape s, const cols_plan &c) {
 }
 
 template <typename In, typename Out, int VEC>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, cols_min_blocks<typename sum_policy<In, Out>::acc_t>())
 sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t inner, int tx_count,
                 int64_t rows_per_chunk, int64_t chunks, int64_t tiles, int64_t items,
                 unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials) {
@@ -84,7 +109,7 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
 #pragma unroll
     for (int v = 0; v < VEC; ++v) acc[v] = P::zero();
     if (col0 < inner) { /* VEC > 1 implies inner % VEC == 0: all VEC in range */
-#pragma unroll 4
+#pragma unroll kColsUnroll
       for (int64_t r = r_begin + ty; r < r_end; r += ty_count) {
         In v[VEC];
         load_vec<In, VEC, (VEC > 1)>(slice + r * inner + col0, v);
@@ -121,8 +146,19 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
     for (int64_t k = threadIdx.x; k < tile_cols; k += kBlock) {
       const int64_t col = j * tile_cols + k;
       if (col >= inner) break;
+      /* kColsFinishBatch independent loads in flight, not one dependent L2
+       * round trip per chunk (the finish runs in the last wave: a tail). */
+      const acc_t *p = partials + o * chunks * inner + col;
       acc_t r = P::zero();
-      for (int64_t cc = 0; cc < chunks; ++cc) r = P::combine(r, load_partial(&partials[(o * chunks + cc) * inner + col]));
+      for (int64_t c0 = 0; c0 < chunks; c0 += kColsFinishBatch) {
+        acc_t v[kColsFinishBatch];
+#pragma unroll
+        for (int b = 0; b < kColsFinishBatch; ++b)
+          if (c0 + b < chunks) v[b] = load_partial(p + (c0 + b) * inner);
+#pragma unroll
+        for (int b = 0; b < kColsFinishBatch; ++b)
+          if (c0 + b < chunks) r = P::combine(r, v[b]);
+      }
       y[o * inner + col] = P::finish(r);
     }
   }

@@ -44,6 +44,15 @@
 #ifndef REDUX_CHUNKS_UNROLL
 #define REDUX_CHUNKS_UNROLL 8
 #endif
+#ifndef REDUX_COLS_MIN_BLOCKS /* sum_cols.cu's */
+#define REDUX_COLS_MIN_BLOCKS 8
+#endif
+#ifndef REDUX_COLS_FINISH_BATCH
+#define REDUX_COLS_FINISH_BATCH 2
+#endif
+#ifndef REDUX_COLS_UNROLL
+#define REDUX_COLS_UNROLL 4
+#endif
 #include "redux/redux.h"
 
 #define CK(x)                                                                      \
@@ -204,15 +213,15 @@ int main() {
   const int64_t nmax = (int64_t)1 << 28;
   float *x, *y, *sink;
   CK(cudaMalloc(&x, nmax * 4));
-  CK(cudaMalloc(&y, 64));
+  CK(cudaMalloc(&y, 1 << 20)); /* up to 65536 fp64 column sums */
   CK(cudaMalloc(&sink, 1 << 20));
   init_kernel<<<4096, 256, 0, st>>>(x, nmax, 1234u);
   void *ws;
   const size_t ws_cap = 64u << 20;
   CK(cudaMalloc(&ws, ws_cap));
   unsigned int *persist;
-  CK(cudaMalloc(&persist, 256));
-  CK(cudaMemset(persist, 0, 256));
+  CK(cudaMalloc(&persist, REDUX_CUDA_STREAM_COUNTERS * 4));
+  CK(cudaMemset(persist, 0, REDUX_CUDA_STREAM_COUNTERS * 4));
   CK(cudaDeviceSynchronize());
 
   const char *sections = getenv("VARIANTS_SECTIONS"); /* e.g. "sum": only the full sums */
@@ -263,7 +272,7 @@ int main() {
     struct V { std::string name; std::function<void()> f; };
     std::vector<V> vs;
     vs.push_back({"redux", [&] {
-                    redux_cuda_sum(REDUX_FULL, x, y, ws, wsb, persist, 64, s, REDUX_F32, REDUX_F32, 0, st);
+                    redux_cuda_sum(REDUX_FULL, x, y, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32, REDUX_F32, 0, st);
                   }});
     vs.push_back({"redux +memset", [&] {
                     redux_cuda_sum(REDUX_FULL, x, y, ws, wsb, nullptr, 0, s, REDUX_F32, REDUX_F32, 0, st);
@@ -301,6 +310,30 @@ int main() {
       CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
       printf("sum n=%-10lld %-30s median %8.2f us  mean %8.2f us  %7.1f GB/s  y=%.9g\n", (long long)n,
              v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, out);
+    }
+  }
+  if (want("cols")) {
+    printf("== columns fp32 (REDUX_COLS_MIN_BLOCKS=%d REDUX_COLS_FINISH_BATCH=%d REDUX_COLS_UNROLL=%d)\n",
+           REDUX_COLS_MIN_BLOCKS, REDUX_COLS_FINISH_BATCH, REDUX_COLS_UNROLL);
+    const redux_shape shapes[] = {{1, 8192, 8192}, {1, 2048, 65536}, {256, 4096, 64}};
+    const redux_dtype types[] = {REDUX_F32, REDUX_F16, REDUX_F64};
+    const char *tnames[] = {"fp32", "fp16", "fp64"};
+    for (int ti = 0; ti < 3; ++ti) {
+      const redux_dtype dt = types[ti];
+      for (const redux_shape &s : shapes) {
+        const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_COLS, s, dt, dt);
+        const size_t nc = redux_cuda_sum_counters(REDUX_COLS, s, dt, dt);
+        const double bytes = (dt == REDUX_F32 ? 4.0 : dt == REDUX_F16 ? 2.0 : 8.0) * s.outer * s.n * s.inner;
+        if (wsb > ws_cap || nc > REDUX_CUDA_STREAM_COUNTERS || bytes > 4.0 * nmax) {
+          printf("cols: too big\n");
+          continue;
+        }
+        auto t = T.time([&] {
+          redux_cuda_sum(REDUX_COLS, x, y, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, dt, dt, 0, st);
+        });
+        printf("cols %s (%lld,%lld,%lld) redux  median %8.2f us  mean %8.2f us  %7.1f GB/s\n", tnames[ti],
+               (long long)s.outer, (long long)s.n, (long long)s.inner, t.first, t.second, bytes / t.first / 1e3);
+      }
     }
   }
   CK(cudaDeviceSynchronize());
