@@ -22,14 +22,21 @@ namespace redux {
 
 /* Build constants, chosen by the variant timings on the H200
  * (leaderboard/microbench/sweep_cols.sh, results/sweep_cols_h200.txt): the
- * main loop wants 8 blocks per SM (32 registers); then 2 partials in flight
- * in the finish took 6-9% off every column shape, where 4 or 8 without the
- * register cap made them 1.6x slower (occupancy fell to 3 blocks per SM).
+ * main loop wants 8 blocks per SM (32 registers); then 2 fp32 partials in
+ * flight in the finish took 4-9% off every fp32 column shape, where 4 or 8
+ * without the register cap made them 1.6x slower (occupancy fell to 3
+ * blocks per SM). 16-bit inputs (8 columns per thread) were 4-12% faster
+ * with one partial at a time (more spills); fp64 timed the same either way,
+ * so every input but fp32 takes one. The cap alone (4 blocks for the 16-byte
+ * compensated accumulator) made fp64 columns 21% faster.
  * Partials of a column the finishing block loads at once. */
 #ifndef REDUX_COLS_FINISH_BATCH
 #define REDUX_COLS_FINISH_BATCH 2
 #endif
-constexpr int kColsFinishBatch = REDUX_COLS_FINISH_BATCH;
+template <typename In>
+__host__ __device__ constexpr int cols_finish_batch() {
+  return sizeof(In) == 4 ? REDUX_COLS_FINISH_BATCH : 1; /* measured gain for fp32 only */
+}
 /* Rows a thread has in flight (unroll of its row loop). */
 #ifndef REDUX_COLS_UNROLL
 #define REDUX_COLS_UNROLL 4
@@ -41,7 +48,7 @@ constexpr int kColsUnroll = REDUX_COLS_UNROLL;
 #define REDUX_COLS_MIN_BLOCKS 8
 #endif
 template <typename acc_t>
-constexpr int cols_min_blocks() {
+__host__ __device__ constexpr int cols_min_blocks() {
   return sizeof(acc_t) > 8 ? (REDUX_COLS_MIN_BLOCKS + 1) / 2 : REDUX_COLS_MIN_BLOCKS;
 }
 
@@ -146,17 +153,18 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
     for (int64_t k = threadIdx.x; k < tile_cols; k += kBlock) {
       const int64_t col = j * tile_cols + k;
       if (col >= inner) break;
-      /* kColsFinishBatch independent loads in flight, not one dependent L2
-       * round trip per chunk (the finish runs in the last wave: a tail). */
+      /* B independent loads in flight, not one dependent L2 round trip per
+       * chunk (the finish runs in the last wave: a tail). */
+      constexpr int B = cols_finish_batch<In>();
       const acc_t *p = partials + o * chunks * inner + col;
       acc_t r = P::zero();
-      for (int64_t c0 = 0; c0 < chunks; c0 += kColsFinishBatch) {
-        acc_t v[kColsFinishBatch];
+      for (int64_t c0 = 0; c0 < chunks; c0 += B) {
+        acc_t v[B];
 #pragma unroll
-        for (int b = 0; b < kColsFinishBatch; ++b)
+        for (int b = 0; b < B; ++b)
           if (c0 + b < chunks) v[b] = load_partial(p + (c0 + b) * inner);
 #pragma unroll
-        for (int b = 0; b < kColsFinishBatch; ++b)
+        for (int b = 0; b < B; ++b)
           if (c0 + b < chunks) r = P::combine(r, v[b]);
       }
       y[o * inner + col] = P::finish(r);

@@ -19,10 +19,17 @@
  *                 "+memset" zeroes the counter per call, "+reset" keeps one
  *                 persistent counter that the last block puts back to 0.
  *
- * Build and run (on the GPU machine):
+ *   cols          the product's columns family on the three column targets,
+ *                 fp32, fp16 and fp64.
+ *
+ * Build and run (on the GPU machine; `STEPS=variants bash
+ * leaderboard/device_check.sh` does it):
  *   nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda \
  *        leaderboard/microbench/variants.cu csrc/cuda/*.cu csrc/cpu/status.c \
  *        -o /tmp/variants && /tmp/variants
+ * VARIANTS_SECTIONS=read,launch,sum,cols picks sections; VARIANTS_ONLY_REDUX=1
+ * times only the product among the sums. sweep.sh and sweep_cols.sh rebuild
+ * it with the kernels' -D build constants (sum_full.cu, sum_cols.cu) varied.
  */
 #include <cuda_runtime.h>
 
