@@ -1,0 +1,36 @@
+"""Column targets at the torch level, timed the competition's way
+(leaderboard/core.Timer), median of interleaved samples: redux.sum vs
+torch.sum in fp32, fp16 and fp64. Used to A/B builds of sum_cols.cu's
+constants (NVCC_APPEND_FLAGS="-DREDUX_COLS_...=..." at build time).
+Run on the GPU: python leaderboard/microbench/cols_ab.py"""
+import statistics
+import sys
+
+import torch
+
+sys.path.insert(0, ".")
+import redux  # noqa: F401,E402
+from leaderboard import core  # noqa: E402
+
+SHAPES = [((8192, 8192), [0]), ((2048, 65536), [0]), ((256, 4096, 64), [1])]
+
+
+def main():
+    timer = core.Timer("cuda")
+    for dtype in (torch.float32, torch.float16, torch.float64):
+        for shape, dim in SHAPES:
+            x = torch.randn(shape, device="cuda", dtype=dtype) + 3
+            ops = {"torch": lambda t: torch.sum(t, dim), "redux": lambda t: torch.ops.redux.sum(t, dim)}
+            samples = {k: [] for k in ops}
+            for f in ops.values():
+                f(x)
+            for _ in range(40):
+                for k, f in ops.items():
+                    samples[k].append(timer(f, x)[1] / 1e3)
+            med = {k: statistics.median(v) for k, v in samples.items()}
+            print(f"cols {str(dtype).replace('torch.', ''):8s} {str(shape):18s} torch {med['torch']:8.2f} us  "
+                  f"redux {med['redux']:8.2f} us  ratio {med['redux'] / med['torch']:.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
