@@ -22,10 +22,9 @@ namespace redux {
 /* Threads per block of every family kernel. Part of the reduction tree:
  * changing it changes the bits (never the grid). */
 constexpr int kBlock = 256;
-/* Work items a problem is cut into at most (shape-only: never from the
- * device), so partials stay few and the finish stays cheap. Measured on the
- * H200 (leaderboard/PERFORMANCE.md): 8192 made the finish and the per-chunk
- * tickets cost ~4 us at 52M elements; 1024-4096 time the same. */
+/* Work items the columns family cuts a problem into, about (shape-only:
+ * never from the device), so partials stay few and the finish stays cheap.
+ * The full/rows family has its own (sum_full.cu). */
 constexpr int64_t kTargetItems = 2048;
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -21,14 +21,15 @@
 namespace redux {
 
 /* Build constants, chosen by the variant timings on the H200
- * (leaderboard/microbench/sweep_cols.sh, results/sweep_cols_h200.txt): the
- * main loop wants 8 blocks per SM (32 registers); then 2 fp32 partials in
- * flight in the finish took 4-9% off every fp32 column shape, where 4 or 8
- * without the register cap made them 1.6x slower (occupancy fell to 3
- * blocks per SM). 16-bit inputs (8 columns per thread) were 4-12% faster
- * with one partial at a time (more spills); fp64 timed the same either way,
- * so every input but fp32 takes one. The cap alone (4 blocks for the 16-byte
- * compensated accumulator) made fp64 columns 21% faster.
+ * (leaderboard/microbench/sweep_cols.sh, results/microbench/sweep_cols*.txt,
+ * leaderboard/PERFORMANCE.md change 7): the main loop wants 8 blocks per SM
+ * (32 registers). Batched finish loads without that cap made every column
+ * shape 1.6x slower (3 blocks per SM). Under the cap, 2 fp32 partials in
+ * flight were the fastest variant; 16-bit inputs (8 columns per thread) were
+ * 4-11% faster with one partial at a time (more spills); fp64 timed the same
+ * either way, so every input but fp32 takes one. At the torch level fp32
+ * columns time the same as before this change (the variant gains were
+ * against a build with more registers than the original had).
  * Partials of a column the finishing block loads at once. */
 #ifndef REDUX_COLS_FINISH_BATCH
 #define REDUX_COLS_FINISH_BATCH 2
@@ -37,7 +38,8 @@ template <typename In>
 __host__ __device__ constexpr int cols_finish_batch() {
   return sizeof(In) == 4 ? REDUX_COLS_FINISH_BATCH : 1; /* measured gain for fp32 only */
 }
-/* Rows a thread has in flight (unroll of its row loop). */
+/* Rows a thread has in flight (unroll of its row loop). None of these three
+ * constants changes which rows a thread adds or in what order: no bits. */
 #ifndef REDUX_COLS_UNROLL
 #define REDUX_COLS_UNROLL 4
 #endif

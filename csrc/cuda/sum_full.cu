@@ -33,6 +33,16 @@
 
 namespace redux {
 
+/* Build constants, from the variant sweeps on the H200
+ * (leaderboard/microbench/sweep.sh, results/microbench/sweep_full_h200.txt,
+ * PERFORMANCE.md change 6): 8 tiles in flight per thread, ~512 chunks (about
+ * one per resident block, so each block streams once instead of draining its
+ * loads at a block reduce between chunks) and registers for 4 blocks per SM
+ * won at every size. The -D overrides exist for those sweeps only.
+ * kUnroll and kChunksTarget are part of the reduction tree (which elements a
+ * chunk and a thread add): the same for every GPU, but a build with other
+ * values gives other bits. The register budget changes no bits. */
+
 /* Tiles in flight per thread, and the fewest tiles a chunk gets. */
 #ifndef REDUX_CHUNKS_UNROLL
 #define REDUX_CHUNKS_UNROLL 8
@@ -43,14 +53,13 @@ constexpr int kUnroll = REDUX_CHUNKS_UNROLL;
 #define REDUX_CHUNKS_TARGET 512
 #endif
 constexpr int64_t kChunksTarget = REDUX_CHUNKS_TARGET;
-/* Blocks per SM the compiler must leave room for (registers): the main loop
- * needs many loads in flight per SM. Measured in leaderboard/PERFORMANCE.md;
- * a -D override exists for the variant timings. */
+/* Blocks per SM the compiler must leave registers for. */
 #ifndef REDUX_CHUNKS_MIN_BLOCKS
 #define REDUX_CHUNKS_MIN_BLOCKS 4
 #endif
 /* Inputs larger than this are read with ordinary loads, smaller ones with
- * evict-first loads (measured crossover, leaderboard/PERFORMANCE.md). */
+ * evict-first loads (measured crossover between 256 and 512 MB,
+ * PERFORMANCE.md change 4). A cache hint: never changes the bits. */
 constexpr int64_t kStreamMaxBytes = (int64_t)256 << 20;
 
 struct chunks_plan {
