@@ -91,6 +91,20 @@ static inline double tree8(const double l[LANES]) {
   return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
 }
 
+/* Software prefetch, PREFETCH_BYTES ahead of the loads, one per 64-byte line
+ * (the loops below issue it every 16 elements of 4 bytes, or 8 of 8, or 32
+ * of 2: every iteration pair or so). Measured on the 2-core dev machine
+ * (16M fp32, one thread, the same 8-lane loop): 8.9 -> 12.4 GB/s, above
+ * torch.sum's float loop (10.7 GB/s): the hardware prefetcher alone leaves a
+ * core short of loads in flight. A prefetch reads nothing the sum uses, so it
+ * changes no bits; past the end of the range it is a no-op hint. */
+#define PREFETCH_BYTES 4096
+#define PREFETCH(p, i, elem)                                                      \
+  do {                                                                            \
+    if ((((i) * (elem)) & 63) == 0)                                               \
+      __builtin_prefetch((const char *)(p) + (i) * (elem) + PREFETCH_BYTES, 0, 3); \
+  } while (0)
+
 /* Float-class outputs: fp64 lanes. LOAD converts one element to double. */
 #define LOAD_F32(p, i) ((double)((const float *)(p))[i])
 #define LOAD_F16(p, i) ((double)f16_to_float(((const uint16_t *)(p))[i]))
@@ -100,11 +114,12 @@ static inline double tree8(const double l[LANES]) {
 /* Eight named accumulators rather than an array: the same lanes and order
  * (lane k takes elements i + k), but gcc streams it about 1.7x faster out of
  * cache (measured: 18 vs 10.6 GB/s for 16 MB on the 2-core dev machine). */
-#define DEFINE_PARTIAL_D(NAME, LOAD)                                                         \
+#define DEFINE_PARTIAL_D(NAME, LOAD, ELEM)                                                   \
   REDUX_HOT static double NAME(const void *x, int64_t count) {                               \
     double l0 = 0, l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0, l6 = 0, l7 = 0;                   \
     int64_t i = 0;                                                                           \
     for (; i + LANES <= count; i += LANES) {                                                 \
+      PREFETCH(x, i, ELEM);                                                                  \
       l0 += LOAD(x, i);                                                                      \
       l1 += LOAD(x, i + 1);                                                                  \
       l2 += LOAD(x, i + 2);                                                                  \
@@ -118,9 +133,9 @@ static inline double tree8(const double l[LANES]) {
     for (int k = 0; i + k < count; ++k) lane[k] += LOAD(x, i + k);                           \
     return tree8(lane);                                                                      \
   }
-DEFINE_PARTIAL_D(partial_d_f32, LOAD_F32)
-DEFINE_PARTIAL_D(partial_d_f16, LOAD_F16)
-DEFINE_PARTIAL_D(partial_d_bf16, LOAD_BF16)
+DEFINE_PARTIAL_D(partial_d_f32, LOAD_F32, 4)
+DEFINE_PARTIAL_D(partial_d_f16, LOAD_F16, 2)
+DEFINE_PARTIAL_D(partial_d_bf16, LOAD_BF16, 2)
 
 /* Compensated: value = hi + lo. */
 static inline void two_sum_add(double *hi, double *lo, double x) {
@@ -137,28 +152,32 @@ static inline void dd_combine(double *hi, double *lo, double bhi, double blo) {
   two_sum_add(hi, lo, bhi);
 }
 
-#define DEFINE_PARTIAL_DD(NAME, LOAD)                                             \
+#define DEFINE_PARTIAL_DD(NAME, LOAD, ELEM)                                       \
   REDUX_HOT static void NAME(const void *x, int64_t count, double *out_hi, double *out_lo) { \
     double hi[LANES] = {0, 0, 0, 0, 0, 0, 0, 0};                                  \
     double lo[LANES] = {0, 0, 0, 0, 0, 0, 0, 0};                                  \
     int64_t i = 0;                                                                \
-    for (; i + LANES <= count; i += LANES)                                        \
+    for (; i + LANES <= count; i += LANES) {                                      \
+      PREFETCH(x, i, ELEM);                                                       \
       for (int k = 0; k < LANES; ++k) two_sum_add(&hi[k], &lo[k], LOAD(x, i + k)); \
+    }                                                                             \
     for (int k = 0; i + k < count; ++k) two_sum_add(&hi[k], &lo[k], LOAD(x, i + k)); \
     for (int w = 1; w < LANES; w *= 2)                                            \
       for (int k = 0; k < LANES; k += 2 * w) dd_combine(&hi[k], &lo[k], hi[k + w], lo[k + w]); \
     *out_hi = hi[0];                                                              \
     *out_lo = lo[0];                                                              \
   }
-DEFINE_PARTIAL_DD(partial_dd_f64, LOAD_F64)
-DEFINE_PARTIAL_DD(partial_dd_f32, LOAD_F32)
+DEFINE_PARTIAL_DD(partial_dd_f64, LOAD_F64, 8)
+DEFINE_PARTIAL_DD(partial_dd_f32, LOAD_F32, 4)
 
 REDUX_HOT static int64_t partial_i64(const void *x, int64_t count) {
   const int64_t *p = (const int64_t *)x;
   uint64_t lane[LANES] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
-  for (; i + LANES <= count; i += LANES)
+  for (; i + LANES <= count; i += LANES) {
+    PREFETCH(p, i, 8);
     for (int k = 0; k < LANES; ++k) lane[k] += (uint64_t)p[i + k];
+  }
   uint64_t s = 0;
   for (; i < count; ++i) s += (uint64_t)p[i];
   for (int k = 0; k < LANES; ++k) s += lane[k];
