@@ -67,15 +67,13 @@ inline size_t acc_bytes(redux_dtype in, redux_dtype out) {
   return bytes;
 }
 
-/* How a problem is cut. items: work items (one block-sized unit each);
- * segments: independent output groups finished by a last block, one ticket
- * counter each (0: every item writes its outputs directly); partials:
- * accumulators in workspace; chunks: items per segment along n. */
+/* What a family's cut of a problem needs in workspace. segments:
+ * independent output groups finished by a last block, one ticket counter
+ * each (0: every work item writes its outputs directly); partials:
+ * accumulators in workspace. */
 struct family_plan {
-  int64_t items;
   int64_t segments;
   int64_t partials;
-  int64_t chunks;
 };
 
 /* Workspace: [segments x uint32 counters, padded to 256 B][partials]. The

@@ -21,7 +21,7 @@
 namespace redux {
 
 /* Build constants, chosen by the variant timings on the H200
- * (leaderboard/microbench/sweep_cols.sh, results/microbench/sweep_cols*.txt,
+ * (leaderboard/microbench/sweep.sh cols, results/microbench/sweep_cols*.txt,
  * leaderboard/PERFORMANCE.md change 7): the main loop wants 8 blocks per SM
  * (32 registers). Batched finish loads without that cap made every column
  * shape 1.6x slower (3 blocks per SM). Under the cap, 2 fp32 partials in
@@ -83,8 +83,6 @@ static cols_plan plan_cols(redux_shape s, redux_dtype in) {
  * is known before the pointer's alignment is. */
 static family_plan cols_family_plan(redux_shape s, const cols_plan &c) {
   family_plan p;
-  p.chunks = c.chunks;
-  p.items = 0; /* unused: the launch counts items, which depend on VEC */
   p.segments = c.chunks > 1 ? s.outer * ceil_div(s.inner, c.tx) : 0;
   p.partials = c.chunks > 1 ? s.outer * c.chunks * s.inner : 0;
   return p;

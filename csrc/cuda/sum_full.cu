@@ -34,7 +34,7 @@
 namespace redux {
 
 /* Build constants, from the variant sweeps on the H200
- * (leaderboard/microbench/sweep.sh, results/microbench/sweep_full_h200.txt,
+ * (leaderboard/microbench/sweep.sh full, results/microbench/sweep_full_h200.txt,
  * PERFORMANCE.md change 6): 8 tiles in flight per thread, ~512 chunks (about
  * one per resident block, so each block streams once instead of draining its
  * loads at a block reduce between chunks) and registers for 4 blocks per SM
@@ -64,7 +64,9 @@ constexpr int64_t kStreamMaxBytes = (int64_t)256 << 20;
 
 struct chunks_plan {
   family_plan f;
-  int64_t tiles; /* tiles of kBlock vectors per row */
+  int64_t tiles;  /* tiles of kBlock vectors per row */
+  int64_t chunks; /* chunks per row */
+  int64_t items;  /* (row, chunk) work items */
 };
 
 static chunks_plan plan_chunks(redux_shape s, redux_dtype in) {
@@ -75,10 +77,10 @@ static chunks_plan plan_chunks(redux_shape s, redux_dtype in) {
    * near kChunksTarget. */
   int64_t per_chunk = ceil_div(s.outer * p.tiles, kChunksTarget);
   if (per_chunk < kUnroll) per_chunk = kUnroll;
-  p.f.chunks = ceil_div(p.tiles, per_chunk);
-  p.f.items = s.outer * p.f.chunks;
-  p.f.segments = p.f.chunks > 1 ? s.outer : 0;
-  p.f.partials = p.f.chunks > 1 ? p.f.items : 0;
+  p.chunks = ceil_div(p.tiles, per_chunk);
+  p.items = s.outer * p.chunks;
+  p.f.segments = p.chunks > 1 ? s.outer : 0;
+  p.f.partials = p.chunks > 1 ? p.items : 0;
   return p;
 }
 
@@ -93,8 +95,8 @@ __device__ __forceinline__ void combine_row(const typename P::acc_t *partials, i
 
 template <typename In, typename Out, bool ALIGNED, bool STREAM>
 __global__ void __launch_bounds__(kBlock, REDUX_CHUNKS_MIN_BLOCKS)
-sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, int64_t n, int64_t tiles,
-                  int64_t chunks, unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials) {
+sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, int64_t n, int64_t chunks,
+                  unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials) {
   using P = sum_policy<In, Out>;
   using acc_t = typename P::acc_t;
   constexpr int VEC = vec_of<In>::value;
@@ -105,7 +107,7 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, 
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const int64_t row = item / chunks;
     const int64_t c = item - row * chunks;
-    acc_t acc = lane_sum_tiles<P, VEC, kUnroll, ALIGNED, STREAM>(x + row * n, n, c, chunks, tiles, tid, kBlock,
+    acc_t acc = lane_sum_tiles<P, VEC, kUnroll, ALIGNED, STREAM>(x + row * n, n, c, chunks, tid, kBlock,
                                                                  P::zero());
     acc = block_reduce_sum<P, kBlock>(acc, scratch);
     if (chunks == 1) {
@@ -147,9 +149,9 @@ struct launch_chunks_fn {
     const bool stream_hint = s.outer * s.n * (int64_t)sizeof(In) <= kStreamMaxBytes;
     auto kernel = aligned ? (stream_hint ? sum_chunks_kernel<In, Out, true, true> : sum_chunks_kernel<In, Out, true, false>)
                           : (stream_hint ? sum_chunks_kernel<In, Out, false, true> : sum_chunks_kernel<In, Out, false, false>);
-    const int g = grid_for(kernel, p.f.items, grid);
-    kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.outer, s.n, p.tiles,
-                                     p.f.chunks, counters, partials);
+    const int g = grid_for(kernel, p.items, grid);
+    kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.outer, s.n, p.chunks,
+                                     counters, partials);
     return launch_status();
   }
 };

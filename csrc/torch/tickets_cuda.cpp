@@ -6,7 +6,7 @@
 
 #include <mutex>
 #include <unordered_map>
-#include <utility>
+#include <functional>
 
 #include "redux/redux.h"
 

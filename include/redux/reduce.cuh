@@ -175,8 +175,8 @@ __device__ __forceinline__ void load_vec(const In *__restrict__ p, In (&out)[VEC
   }
 }
 
-/* Adds lane `lane`'s elements of tiles first, first + stride, ... (< tiles)
- * of base[0, n) to acc, in that tile order. A tile is `width` vectors of VEC
+/* Adds lane `lane`'s elements of tiles first, first + stride, ... of
+ * base[0, n) to acc, in that tile order. A tile is `width` vectors of VEC
  * elements; lane l owns vector l of each tile. UNROLL tiles are loaded before
  * they are added (UNROLL loads in flight). With stride = the number of chunks
  * this is a grid-stride read whose "grid" is fixed by the shape: blocks that
@@ -186,7 +186,7 @@ __device__ __forceinline__ void load_vec(const In *__restrict__ p, In (&out)[VEC
  * 16-byte aligned. */
 template <typename P, int VEC, int UNROLL, bool ALIGNED, bool STREAM, typename In>
 __device__ __forceinline__ typename P::acc_t lane_sum_tiles(const In *__restrict__ base, int64_t n, int64_t first,
-                                                            int64_t stride, int64_t tiles, int lane, int width,
+                                                            int64_t stride, int lane, int width,
                                                             typename P::acc_t acc) {
   const int64_t tile = (int64_t)width * VEC;
   const int64_t whole = n / tile; /* tiles wholly inside [0, n) */
@@ -211,9 +211,9 @@ __device__ __forceinline__ typename P::acc_t lane_sum_tiles(const In *__restrict
 #pragma unroll
     for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
   }
-  /* The partial last tile, if it is this chunk's next one: element by
-   * element, in the same order as a vector's. */
-  if (whole < tiles && first + m * stride == whole) {
+  /* The partial last tile, if there is one and it is this chunk's next:
+   * element by element, in the same order as a vector's. */
+  if (n % tile != 0 && first + m * stride == whole) {
     const int64_t i0 = whole * tile + (int64_t)lane * VEC;
     for (int64_t i = i0; i < i0 + VEC && i < n; ++i) acc = P::add(acc, base[i]);
   }

@@ -28,7 +28,7 @@
  *        leaderboard/microbench/variants.cu csrc/cuda/*.cu csrc/cpu/status.c \
  *        -o /tmp/variants && /tmp/variants
  * VARIANTS_SECTIONS=read,launch,sum,cols picks sections; VARIANTS_ONLY_REDUX=1
- * times only the product among the sums. sweep.sh and sweep_cols.sh rebuild
+ * times only the product among the sums. sweep.sh (full or cols) rebuilds
  * it with the kernels' -D build constants (sum_full.cu, sum_cols.cu) varied.
  */
 #include <cuda_runtime.h>
