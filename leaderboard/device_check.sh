@@ -6,6 +6,8 @@
 #   shapes       python -m leaderboard shapes (the performance targets)
 #   variants     leaderboard/microbench/variants.cu: design variants and load
 #                patterns, timed the competition's way (nvcc, no torch)
+#   sweep        leaderboard/microbench/sweep.sh for each family in SWEEP
+#                (default "cols rows"): the build constants varied
 #   sanitize     tests/sanitize.sh (four compute-sanitizer tools; summary only)
 #   leaderboard  python -m leaderboard -> $OUT/leaderboard/
 #   eval         the exported one-file submission through the popcorn
@@ -33,12 +35,17 @@ if has compare; then  # the harness with redux.sum only (torch.sum is always sco
   python3 -m leaderboard --ops sum --no-plot --out "$OUT/compare" 2>/tmp/compare.err | tee "$OUT/compare.txt"
 fi
 if has shapes; then
-  python3 -m leaderboard shapes --json "$OUT/shapes.json" 2>&1 | tee "$OUT/shapes.txt"
+  python3 -m leaderboard shapes --json "$OUT/shapes.json" ${SHAPES_ARGS:-} 2>&1 | tee "$OUT/shapes.txt"
 fi
 if has variants; then
   nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda leaderboard/microbench/variants.cu csrc/cuda/*.cu \
     csrc/cpu/status.c -o /tmp/variants && /tmp/variants > "$OUT/variants.txt" 2>&1
   grep -E "^(read|empty|memset)|redux|rung6|cub" "$OUT/variants.txt"
+fi
+if has sweep; then
+  for fam in ${SWEEP:-cols rows}; do
+    bash leaderboard/microbench/sweep.sh "$fam" 2>&1 | tee "$OUT/sweep_$fam.txt" | grep -E "^(==|cols|rows|sum)"
+  done
 fi
 if has sanitize; then
   OUT=/tmp/sanitize bash -c 'mkdir -p /tmp/sanitize; bash tests/sanitize.sh'

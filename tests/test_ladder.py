@@ -70,7 +70,10 @@ def test_deterministic_rungs_are_bitwise_stable():
 
 @cuda
 @pytest.mark.cuda
-def test_read_probe_reads_everything():
+@pytest.mark.parametrize("evict_first", [False, True])
+def test_read_probe_reads_everything(evict_first):
     x = torch.rand(1 << 20, device="cuda")
     x[123457] = 7.5  # the probe's per-block max of |x| must see it
-    assert torch.ops.redux._read_probe(x).max().item() == 7.5
+    assert torch.ops.redux._read_probe(x, evict_first).max().item() == 7.5
+    with pytest.raises(RuntimeError, match="argument 'x' must start at a 16-byte aligned address"):
+        torch.ops.redux._read_probe(x[1:], evict_first)

@@ -120,8 +120,10 @@ last_block_kernel(const float *__restrict__ x, int64_t n, double *partials, unsi
 }
 
 /* Not a sum: the load pattern that read DRAM fastest in the variant timings
- * (leaderboard/microbench/variants.cu): grid-stride, 4 ordinary 16-byte
- * loads in flight per thread, one block per occupancy slot. */
+ * (leaderboard/microbench/variants.cu): grid-stride, 4 16-byte loads in
+ * flight per thread, one block per occupancy slot; ordinary loads (fastest
+ * at 1 GiB) or evict-first ones (fastest up to 256 MiB). */
+template <bool EVICT_FIRST>
 __global__ void __launch_bounds__(kBlock) read_probe_kernel(const float *__restrict__ x, int64_t n, float *sink) {
   /* max of |x| over the block keeps every load alive, with no long chain */
   constexpr int U = 4;
@@ -134,13 +136,13 @@ __global__ void __launch_bounds__(kBlock) read_probe_kernel(const float *__restr
   for (; i + (U - 1) * stride < n4; i += U * stride) {
     float4 v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = x4[i + u * stride];
+    for (int u = 0; u < U; ++u) v[u] = EVICT_FIRST ? __ldcs(&x4[i + u * stride]) : x4[i + u * stride];
 #pragma unroll
     for (int u = 0; u < U; ++u)
       m = fmaxf(m, fmaxf(fmaxf(fabsf(v[u].x), fabsf(v[u].y)), fmaxf(fabsf(v[u].z), fabsf(v[u].w))));
   }
   for (; i < n4; i += stride) {
-    const float4 v = x4[i];
+    const float4 v = EVICT_FIRST ? __ldcs(&x4[i]) : x4[i];
     m = fmaxf(m, fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))));
   }
   for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, off));
@@ -228,10 +230,16 @@ extern "C" redux_status redux_cuda_ladder_sum(redux_rung rung, const float *x, f
   return launch_status();
 }
 
-extern "C" int redux_cuda_read_probe_blocks(void) { return device_fill_grid((const void *)read_probe_kernel); }
+/* Both probe kernels have the same occupancy (same code but the hint). */
+extern "C" int redux_cuda_read_probe_blocks(void) {
+  return device_fill_grid((const void *)read_probe_kernel<false>);
+}
 
-extern "C" redux_status redux_cuda_read_probe(const float *x, int64_t n, float *sink, void *stream) {
+extern "C" redux_status redux_cuda_read_probe(const float *x, int64_t n, float *sink, int evict_first, void *stream) {
   if ((uintptr_t)x % 16 != 0 || n < 4) return REDUX_ERR_SHAPE;
-  read_probe_kernel<<<redux_cuda_read_probe_blocks(), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(x, n, sink);
+  const int g = redux_cuda_read_probe_blocks();
+  const cudaStream_t st = static_cast<cudaStream_t>(stream);
+  if (evict_first) read_probe_kernel<true><<<g, kBlock, 0, st>>>(x, n, sink);
+  else read_probe_kernel<false><<<g, kBlock, 0, st>>>(x, n, sink);
   return launch_status();
 }

@@ -14,7 +14,7 @@ at::Tensor ladder_cpu(const at::Tensor &x) {
               "Use torch.ops.redux.sum for CPU tensors.");
 }
 
-at::Tensor read_probe_cpu(const at::Tensor &x) {
+at::Tensor read_probe_cpu(const at::Tensor &x, bool /*evict_first*/) {
   TORCH_CHECK(false, "redux._read_probe: argument 'x' must be a CUDA tensor, got ", x.device());
 }
 

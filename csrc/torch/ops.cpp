@@ -35,5 +35,6 @@ TORCH_LIBRARY(redux, m) {
   // csrc/torch/contest.cpp, for the evaluator. Writes into `output`.
   m.def("_contest_custom_kernel(Tensor data, Tensor(a!) output) -> Tensor(a)");
   // Internal: streams x once (the read-bandwidth ceiling); not a sum.
-  m.def("_read_probe(Tensor x) -> Tensor");
+  // evict_first: the loads' cache hint.
+  m.def("_read_probe(Tensor x, bool evict_first=False) -> Tensor");
 }

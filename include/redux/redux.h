@@ -148,10 +148,12 @@ size_t redux_cuda_ladder_workspace_bytes(redux_rung rung, int64_t n);
 redux_status redux_cuda_ladder_sum(redux_rung rung, const float *x, float *y, int64_t n, void *workspace,
                                    size_t workspace_bytes, int grid, void *stream);
 
-/* Read-bandwidth probe: reads n floats (16-byte loads when aligned) and
- * writes one float per block to `sink` (sink_len >= blocks). Not a sum. */
+/* Read-bandwidth probe: reads n floats (x 16-byte aligned, 16-byte loads)
+ * and writes one float per block to `sink` (sink_len >= blocks). Not a sum.
+ * evict_first != 0: evict-first loads (what the sums use up to 256 MiB),
+ * else ordinary loads. */
 int redux_cuda_read_probe_blocks(void);
-redux_status redux_cuda_read_probe(const float *x, int64_t n, float *sink, void *stream);
+redux_status redux_cuda_read_probe(const float *x, int64_t n, float *sink, int evict_first, void *stream);
 
 #ifdef __cplusplus
 }
