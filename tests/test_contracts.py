@@ -16,7 +16,7 @@ from conftest import DEVICES, HAS_CUDA, assert_matches, cuda, random_tensor
 # (shape, dim): full, short rows, long rows (multi-chunk finish), columns with
 # one and several chunks, a 3-D column problem.
 PROBLEMS = [((3_000_017,), None), ((1000, 700), [1]), ((9, 300_001), [1]), ((700, 1000), [0]),
-            ((20000, 64), [0]), ((33, 2000, 35), [1])]
+            ((20000, 64), [0]), ((33, 2000, 35), [1]), ((3000, 40), [0]), ((4099, 130), [0])]
 GRIDS = [1, 2, 7, 64, 1000, 0]
 
 
@@ -59,7 +59,10 @@ def test_cpu_bits_independent_of_thread_count():
 def test_bits_independent_of_alignment(device, dtype):
     # The same values at every element offset 0..8 of a buffer: 16-byte
     # vector loads are used only where aligned, and must not change the bits.
-    for shape, dim in [((100_003,), None), ((37, 1003), [1]), ((37, 1024), [1]), ((300, 96), [0]), ((5, 70001), [1])]:
+    # Columns: one chunk (300, 96); several, finished by several threads per
+    # column (20000, 64), (3000, 40).
+    for shape, dim in [((100_003,), None), ((37, 1003), [1]), ((37, 1024), [1]), ((300, 96), [0]), ((5, 70001), [1]),
+                       ((20000, 64), [0]), ((3000, 40), [0])]:
         n = 1
         for s in shape:
             n *= s

@@ -28,6 +28,18 @@ def test_rows_and_columns_at_edges(device, dtype, shape):
         assert_matches(torch.ops.redux.sum(x, [dim]), x, [dim])
 
 
+# Columns whose finish combines many chunks: several finishing threads per
+# column with uneven runs of chunks ((3000, 40): 5 chunks in runs of 2),
+# partial column tiles ((4099, 130)), inner sizes that allow and forbid
+# 16-byte vectors, and a 3-D problem (outer > 1).
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [torch.int64])
+@pytest.mark.parametrize("shape", [(20000, 64), (3000, 40), (4099, 130), (40000, 5), (3, 2050, 33), (2, 9000, 8)])
+def test_columns_multi_chunk_finish(device, dtype, shape):
+    x = random_tensor(shape, dtype, device, seed=sum(shape))
+    assert_matches(torch.ops.redux.sum(x, [-2]), x, [-2])
+
+
 def _dim_choices(ndim):
     choices = [None, []]
     for r in range(1, ndim + 1):

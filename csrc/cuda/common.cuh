@@ -22,12 +22,15 @@ namespace redux {
 /* Threads per block of every family kernel. Part of the reduction tree:
  * changing it changes the bits (never the grid). */
 constexpr int kBlock = 256;
-/* Work items the columns family cuts a problem into, about (shape-only:
- * never from the device), so partials stay few and the finish stays cheap.
- * The full/rows family has its own (sum_full.cu). */
-constexpr int64_t kTargetItems = 2048;
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+__host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The cache hint of a family's loads: inputs up to 256 MiB are read with
+ * evict-first loads, larger ones with ordinary loads (measured crossover
+ * between 256 and 512 MB, leaderboard/PERFORMANCE.md change 4). A hint:
+ * never changes what is read, so never the bits. */
+constexpr int64_t kStreamMaxBytes = (int64_t)256 << 20;
+inline bool stream_hint(int64_t input_bytes) { return input_bytes <= kStreamMaxBytes; }
 
 template <typename F>
 redux_status dispatch_pair(redux_dtype in, redux_dtype out, F &&f) {
@@ -174,11 +177,10 @@ __device__ __forceinline__ dd load_partial(const dd *p) {
 /* Combines partials[k] for k = first, first + stride, ... < count into r,
  * in that order (the order is what the bits depend on), with kBatch loads in
  * flight at a time instead of one dependent L2 round trip per partial. */
-template <typename P>
+template <typename P, int kBatch = 8>
 __device__ __forceinline__ typename P::acc_t combine_strided(typename P::acc_t r,
                                                              const typename P::acc_t *partials,
                                                              int64_t first, int64_t count, int64_t stride) {
-  constexpr int kBatch = 8;
   for (int64_t k0 = first; k0 < count; k0 += kBatch * stride) {
     typename P::acc_t v[kBatch];
 #pragma unroll

@@ -3,17 +3,25 @@
  *   sum_cols_kernel  A block is TX x TY threads (TX * TY = kBlock; TX lanes
  *                    run along inner, so a warp's loads are contiguous). A
  *                    work item is (slice o, chunk c of n, tile j of inner).
+ *                    Rows are dealt to chunks in groups of TY, round robin:
+ *                    chunk c takes row groups c, c + C, c + 2C, ... (C
+ *                    chunks), so the blocks running at once read one window
+ *                    of neighbouring rows (the grid-stride order that reads
+ *                    DRAM fastest), not C windows far apart.
  *                    Thread (tx, ty) owns VEC adjacent columns (VEC > 1 only
- *                    with 16-byte aligned rows) and adds rows
- *                    c*L + ty, c*L + ty + TY, ... in order; the TY partial
- *                    sums of a column are then combined by a fixed tree in
- *                    shared memory. With one chunk the block writes the
- *                    outputs; otherwise it stores per-column partials and
- *                    the last block of (o, j) combines them in chunk order.
- *   plan_cols        the shape-only cut: TX from inner, L and the chunk
- *                    count from (outer, n, inner).
- * A column's order of additions depends on (TY, L) only, never on VEC, the
- * tile a column falls in, alignment or the grid.
+ *                    with 16-byte aligned rows) and adds row ty of each of
+ *                    its chunk's groups, in order, kColsUnroll rows
+ *                    in flight (lane_sum_column_vecs); the TY partial sums
+ *                    of a column are then combined by a fixed tree in shared
+ *                    memory. With one chunk the block writes the outputs;
+ *                    otherwise it stores per-column partials and the last
+ *                    block of (o, j) combines them: G threads per column,
+ *                    each a run of consecutive chunks in chunk order, then
+ *                    the G runs in order.
+ *   plan_cols        the shape-only cut: TX from inner, the chunk count C
+ *                    from (outer, n, inner), G from TX and C.
+ * A column's order of additions depends on (TY, C, G) only, never on VEC,
+ * the tile a column falls in, alignment, the cache hint or the grid.
  */
 #include "common.cuh"
 #include "families.h"
@@ -22,36 +30,34 @@ namespace redux {
 
 /* Build constants, chosen by the variant timings on the H200
  * (leaderboard/microbench/sweep.sh cols, results/microbench/sweep_cols*.txt,
- * leaderboard/PERFORMANCE.md change 7): the main loop wants 8 blocks per SM
- * (32 registers). Batched finish loads without that cap made every column
- * shape 1.6x slower (3 blocks per SM). Under the cap, 2 fp32 partials in
- * flight were the fastest variant; 16-bit inputs (8 columns per thread) were
- * 4-11% faster with one partial at a time (more spills); fp64 timed the same
- * either way, so every input but fp32 takes one. At the torch level fp32
- * columns time the same as before this change (the variant gains were
- * against a build with more registers than the original had).
- * Partials of a column the finishing block loads at once. */
-#ifndef REDUX_COLS_FINISH_BATCH
-#define REDUX_COLS_FINISH_BATCH 2
+ * leaderboard/PERFORMANCE.md changes 7 and 9). The -D overrides exist for
+ * the sweeps only.
+ * Work items a problem is cut into, about: about one per resident block,
+ * so a block streams one long run of rows instead of draining its loads at a
+ * tree and a ticket every few rows. Shape-only (never from the device), and
+ * part of the reduction tree: another value gives other bits. */
+#ifndef REDUX_COLS_TARGET
+#define REDUX_COLS_TARGET 512
 #endif
-template <typename In>
-__host__ __device__ constexpr int cols_finish_batch() {
-  return sizeof(In) == 4 ? REDUX_COLS_FINISH_BATCH : 1; /* measured gain for fp32 only */
-}
-/* Rows a thread has in flight (unroll of its row loop). None of these three
- * constants changes which rows a thread adds or in what order: no bits. */
+constexpr int64_t kColsTargetItems = REDUX_COLS_TARGET;
+/* The rest change no bits.
+ * Partials a finishing thread loads at once. */
+#ifndef REDUX_COLS_FINISH_BATCH
+#define REDUX_COLS_FINISH_BATCH 4
+#endif
+/* Rows a thread has in flight. */
 #ifndef REDUX_COLS_UNROLL
-#define REDUX_COLS_UNROLL 4
+#define REDUX_COLS_UNROLL 8
 #endif
 constexpr int kColsUnroll = REDUX_COLS_UNROLL;
-/* Blocks per SM the compiler must leave registers for. The compensated
- * fp64 accumulator (16 bytes) would spill at 32 registers: half for it. */
+/* Blocks per SM the compiler must leave registers for (64 registers at 4:
+ * kColsUnroll 16-byte loads in flight without spills). */
 #ifndef REDUX_COLS_MIN_BLOCKS
-#define REDUX_COLS_MIN_BLOCKS 8
+#define REDUX_COLS_MIN_BLOCKS 4
 #endif
 template <typename acc_t>
-__host__ __device__ constexpr int cols_min_blocks() {
-  return sizeof(acc_t) > 8 ? (REDUX_COLS_MIN_BLOCKS + 1) / 2 : REDUX_COLS_MIN_BLOCKS;
+__host__ __device__ constexpr int cols_finish_batch() {
+  return sizeof(acc_t) > 8 ? 1 : REDUX_COLS_FINISH_BATCH;
 }
 
 /* Minimum rows of n per thread in one chunk: keeps partials small. */
@@ -59,8 +65,8 @@ constexpr int64_t kColsMinRowsPerThread = 32;
 
 struct cols_plan {
   int tx, ty;
-  int64_t rows_per_chunk; /* L, a multiple of ty */
   int64_t chunks;
+  int64_t group_chunks;   /* chunks per finishing thread (G = ceil(chunks / this)) */
 };
 
 static cols_plan plan_cols(redux_shape s, redux_dtype in) {
@@ -70,12 +76,15 @@ static cols_plan plan_cols(redux_shape s, redux_dtype in) {
   while (p.tx < 32 && (int64_t)p.tx * vmax < s.inner) p.tx *= 2;
   p.ty = kBlock / p.tx;
   const int64_t base_items = s.outer * ceil_div(s.inner, (int64_t)p.tx * vmax);
-  int64_t chunks = ceil_div(kTargetItems, base_items);
+  int64_t chunks = ceil_div(kColsTargetItems, base_items);
   const int64_t max_chunks = s.n / (kColsMinRowsPerThread * p.ty);
   if (chunks > max_chunks) chunks = max_chunks;
   if (chunks < 1) chunks = 1;
-  p.rows_per_chunk = ceil_div(ceil_div(s.n, chunks), p.ty) * p.ty;
-  p.chunks = ceil_div(s.n, p.rows_per_chunk);
+  p.chunks = chunks; /* >= kColsMinRowsPerThread row groups per chunk, or one chunk */
+  /* Finishing threads per column: as many as a tile of the widest vectors
+   * leaves (kBlock / (TX * vmax)), so G never depends on VEC. */
+  const int64_t groups = kBlock / ((int64_t)p.tx * vmax);
+  p.group_chunks = ceil_div(p.chunks, groups < 1 ? 1 : groups);
   return p;
 }
 
@@ -88,18 +97,18 @@ static family_plan cols_family_plan(redux_shape s, const cols_plan &c) {
   return p;
 }
 
-template <typename In, typename Out, int VEC>
-__global__ void __launch_bounds__(kBlock, cols_min_blocks<typename sum_policy<In, Out>::acc_t>())
-sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t inner, int tx_count,
-                int64_t rows_per_chunk, int64_t chunks, int64_t tiles, int64_t items,
-                unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials) {
+template <typename In, typename Out, int VEC, bool STREAM>
+__global__ void __launch_bounds__(kBlock, REDUX_COLS_MIN_BLOCKS)
+sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t inner, cols_plan cp,
+                int64_t tiles, int64_t items, unsigned int *counters,
+                typename sum_policy<In, Out>::acc_t *partials) {
   using P = sum_policy<In, Out>;
   using acc_t = typename P::acc_t;
   __shared__ acc_t red[kBlock * VEC];
-  const int tx = threadIdx.x % tx_count;
-  const int ty = threadIdx.x / tx_count;
-  const int ty_count = kBlock / tx_count;
-  const int64_t tile_cols = (int64_t)tx_count * VEC;
+  const int tx = threadIdx.x % cp.tx;
+  const int ty = threadIdx.x / cp.tx;
+  const int tile_cols = cp.tx * VEC;
+  const int64_t chunks = cp.chunks;
 
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     /* item = (o * chunks + c) * tiles + j */
@@ -108,32 +117,27 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
     const int64_t c = oc % chunks;
     const int64_t o = oc / chunks;
     const int64_t col0 = j * tile_cols + (int64_t)tx * VEC;
-    const int64_t r_begin = c * rows_per_chunk;
-    const int64_t r_end = r_begin + rows_per_chunk < n ? r_begin + rows_per_chunk : n;
-    const In *slice = x + o * n * inner;
+    /* This thread's rows: (c + k * chunks) * ty_count + ty < n, k = 0, 1, ... */
+    const int64_t r0 = c * cp.ty + ty;
+    const int64_t row_step = chunks * cp.ty;
+    const int64_t rows = r0 < n ? ceil_div(n - r0, row_step) : 0;
 
     acc_t acc[VEC];
 #pragma unroll
     for (int v = 0; v < VEC; ++v) acc[v] = P::zero();
-    if (col0 < inner) { /* VEC > 1 implies inner % VEC == 0: all VEC in range */
-#pragma unroll kColsUnroll
-      for (int64_t r = r_begin + ty; r < r_end; r += ty_count) {
-        In v[VEC];
-        load_vec<In, VEC, (VEC > 1)>(slice + r * inner + col0, v);
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) acc[e] = P::add(acc[e], v[e]);
-      }
-    }
+    if (col0 < inner) /* VEC > 1 implies inner % VEC == 0: all VEC in range */
+      lane_sum_column_vecs<P, VEC, kColsUnroll, (VEC > 1), STREAM>(x + (o * n + r0) * inner + col0, rows,
+                                                                   row_step * inner, acc);
     /* Combine the ty partial sums of each column: fixed tree over ty. */
 #pragma unroll
     for (int v = 0; v < VEC; ++v) red[threadIdx.x * VEC + v] = acc[v];
     __syncthreads();
-    for (int half = ty_count / 2; half > 0; half /= 2) {
+    for (int half = cp.ty / 2; half > 0; half /= 2) {
       if (ty < half) {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
           red[threadIdx.x * VEC + v] =
-              P::combine(red[threadIdx.x * VEC + v], red[(threadIdx.x + half * tx_count) * VEC + v]);
+              P::combine(red[threadIdx.x * VEC + v], red[(threadIdx.x + half * cp.tx) * VEC + v]);
       }
       __syncthreads();
     }
@@ -149,25 +153,29 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
         if (col0 + v < inner) partials[(o * chunks + c) * inner + col0 + v] = red[tx * VEC + v];
     __syncthreads(); /* all of this tile's partials stored before the ticket */
     if (!last_block_ticket(counters, o * tiles + j, (unsigned int)chunks)) continue;
-    /* Last block of (o, j): combine each column's partials in chunk order. */
-    for (int64_t k = threadIdx.x; k < tile_cols; k += kBlock) {
+    /* Last block of (o, j): thread (g, k) combines column k's chunks
+     * [g * gc, (g + 1) * gc) in chunk order, B loads in flight; thread
+     * (0, k) then combines the runs in g order. The finish is the kernel's
+     * tail, so it uses G threads per column, not one walking every chunk.
+     * G * tile_cols <= kBlock (plan_cols). */
+    {
+      const int k = threadIdx.x % tile_cols;
+      const int64_t g = threadIdx.x / tile_cols;
       const int64_t col = j * tile_cols + k;
-      if (col >= inner) break;
-      /* B independent loads in flight, not one dependent L2 round trip per
-       * chunk (the finish runs in the last wave: a tail). */
-      constexpr int B = cols_finish_batch<In>();
-      const acc_t *p = partials + o * chunks * inner + col;
+      const int64_t groups = ceil_div(chunks, cp.group_chunks);
       acc_t r = P::zero();
-      for (int64_t c0 = 0; c0 < chunks; c0 += B) {
-        acc_t v[B];
-#pragma unroll
-        for (int b = 0; b < B; ++b)
-          if (c0 + b < chunks) v[b] = load_partial(p + (c0 + b) * inner);
-#pragma unroll
-        for (int b = 0; b < B; ++b)
-          if (c0 + b < chunks) r = P::combine(r, v[b]);
+      if (g < groups && col < inner) {
+        const int64_t c_end = (g + 1) * cp.group_chunks < chunks ? (g + 1) * cp.group_chunks : chunks;
+        r = combine_strided<P, cols_finish_batch<acc_t>()>(r, partials + o * chunks * inner + col,
+                                                        g * cp.group_chunks * inner, c_end * inner, inner);
       }
-      y[o * inner + col] = P::finish(r);
+      red[threadIdx.x] = r;
+      __syncthreads();
+      if (g == 0 && col < inner) {
+        for (int64_t h = 1; h < groups; ++h) r = P::combine(r, red[h * tile_cols + k]);
+        y[o * inner + col] = P::finish(r);
+      }
+      __syncthreads(); /* red is rewritten by the next item */
     }
   }
 }
@@ -194,10 +202,11 @@ struct launch_cols_fn {
     const redux_status st = prepare_workspace(p, ws, ws_bytes, stream_counters, stream_counters_len, stream, &counters,
                                               &partials);
     if (st != REDUX_OK) return st;
-    auto kernel = sum_cols_kernel<In, Out, VEC>;
+    const bool evict_first = stream_hint(s.outer * s.n * s.inner * (int64_t)sizeof(In));
+    auto kernel = evict_first ? sum_cols_kernel<In, Out, VEC, true> : sum_cols_kernel<In, Out, VEC, false>;
     const int g = grid_for(kernel, items, grid);
-    kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.n, s.inner,
-                                     c.tx, c.rows_per_chunk, c.chunks, tiles, items, counters, partials);
+    kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.n, s.inner, c, tiles,
+                                     items, counters, partials);
     return launch_status();
   }
 

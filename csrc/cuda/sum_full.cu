@@ -57,10 +57,6 @@ constexpr int64_t kChunksTarget = REDUX_CHUNKS_TARGET;
 #ifndef REDUX_CHUNKS_MIN_BLOCKS
 #define REDUX_CHUNKS_MIN_BLOCKS 4
 #endif
-/* Inputs larger than this are read with ordinary loads, smaller ones with
- * evict-first loads (measured crossover between 256 and 512 MB,
- * PERFORMANCE.md change 4). A cache hint: never changes the bits. */
-constexpr int64_t kStreamMaxBytes = (int64_t)256 << 20;
 
 struct chunks_plan {
   family_plan f;
@@ -146,9 +142,9 @@ struct launch_chunks_fn {
     /* 16-byte loads need every row start aligned: the base and the row pitch. */
     const bool aligned =
         ((uintptr_t)x % 16 == 0) && (s.outer == 1 || (s.n * (int64_t)sizeof(In)) % 16 == 0);
-    const bool stream_hint = s.outer * s.n * (int64_t)sizeof(In) <= kStreamMaxBytes;
-    auto kernel = aligned ? (stream_hint ? sum_chunks_kernel<In, Out, true, true> : sum_chunks_kernel<In, Out, true, false>)
-                          : (stream_hint ? sum_chunks_kernel<In, Out, false, true> : sum_chunks_kernel<In, Out, false, false>);
+    const bool evict_first = stream_hint(s.outer * s.n * (int64_t)sizeof(In));
+    auto kernel = aligned ? (evict_first ? sum_chunks_kernel<In, Out, true, true> : sum_chunks_kernel<In, Out, true, false>)
+                          : (evict_first ? sum_chunks_kernel<In, Out, false, true> : sum_chunks_kernel<In, Out, false, false>);
     const int g = grid_for(kernel, p.items, grid);
     kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.outer, s.n, p.chunks,
                                      counters, partials);

@@ -6,6 +6,7 @@
  *                    ... of the row, adds them in order, and the group
  *                    reduces with shuffles. kBlock / width rows per block,
  *                    blocks grid-stride over row groups. No workspace.
+ *                    Evict-first loads up to kStreamMaxBytes of input.
  *   long rows        launch_chunks (sum_full.cu): several blocks per row,
  *                    last-block finish.
  * The lane mapping and trees depend on (n, dtype) only; see sum_full.cu.
@@ -15,18 +16,25 @@
 
 namespace redux {
 
-constexpr int kRowsUnroll = 4;
+/* Vectors per lane the lane count aims at: part of the reduction tree
+ * (the width, so which lane adds which vector). */
+constexpr int kRowsVecsPerLane = 4;
+/* Loads in flight per lane (unroll of lane_sum_range): changes no bits. */
+#ifndef REDUX_ROWS_UNROLL
+#define REDUX_ROWS_UNROLL 4
+#endif
+constexpr int kRowsUnroll = REDUX_ROWS_UNROLL;
 constexpr int64_t kRowsGroupMaxBytes = 8192;
 
-/* Lanes per row: enough that each lane has about kRowsUnroll vectors. */
+/* Lanes per row: enough that each lane has about kRowsVecsPerLane vectors. */
 static int rows_width(int64_t n, redux_dtype in) {
-  const int64_t per_lane = (16 / elem_bytes(in)) * kRowsUnroll;
+  const int64_t per_lane = (16 / elem_bytes(in)) * kRowsVecsPerLane;
   int w = 1;
   while (w < 32 && (int64_t)w * per_lane < n) w *= 2;
   return w;
 }
 
-template <typename In, typename Out, bool ALIGNED>
+template <typename In, typename Out, bool ALIGNED, bool STREAM>
 __global__ void __launch_bounds__(kBlock)
 sum_rows_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, int64_t n, int width) {
   using P = sum_policy<In, Out>;
@@ -41,7 +49,7 @@ sum_rows_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, in
   for (int64_t row0 = (int64_t)blockIdx.x * groups; row0 < outer; row0 += (int64_t)gridDim.x * groups) {
     const int64_t row = row0 + group;
     acc_t acc = P::zero();
-    if (row < outer) acc = lane_sum_range<P, VEC, kRowsUnroll, ALIGNED>(x + row * n, 0, n, lane, width, acc);
+    if (row < outer) acc = lane_sum_range<P, VEC, kRowsUnroll, ALIGNED, STREAM>(x + row * n, 0, n, lane, width, acc);
     acc = warp_reduce_sum<P>(acc, width);
     if (row < outer && lane == 0) y[row] = P::finish(acc);
   }
@@ -58,7 +66,9 @@ struct launch_rows_fn {
   template <typename In, typename Out>
   redux_status operator()() const {
     const bool aligned = ((uintptr_t)x % 16 == 0) && ((s.n * (int64_t)sizeof(In)) % 16 == 0);
-    auto kernel = aligned ? sum_rows_kernel<In, Out, true> : sum_rows_kernel<In, Out, false>;
+    const bool evict_first = stream_hint(s.outer * s.n * (int64_t)sizeof(In));
+    auto kernel = aligned ? (evict_first ? sum_rows_kernel<In, Out, true, true> : sum_rows_kernel<In, Out, true, false>)
+                          : (evict_first ? sum_rows_kernel<In, Out, false, true> : sum_rows_kernel<In, Out, false, false>);
     const int64_t items = ceil_div(s.outer, kBlock / width);
     const int g = grid_for(kernel, items, grid);
     kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.outer, s.n,

@@ -4,18 +4,21 @@
  *   acc policies   sum_policy<In, Out>: accumulator type, zero, add(element),
  *                  combine(acc, acc), finish -> Out. The accumulator follows
  *                  the OUTPUT dtype (see redux.h).
- *   loads          load_vec<In, VEC, ALIGNED>: VEC consecutive elements, one
- *                  16-byte load when ALIGNED, scalar loads otherwise; the
- *                  elements come back in the same order either way, so the
- *                  arithmetic (and the bits) never depend on alignment.
+ *   loads          load_vec<In, VEC, ALIGNED, STREAM>: VEC consecutive
+ *                  elements, one 16-byte load when ALIGNED, scalar loads
+ *                  otherwise; the elements come back in the same order
+ *                  either way, so the arithmetic (and the bits) never depend
+ *                  on alignment. STREAM: evict-first cache hint.
  *   warp_reduce    warp_reduce_sum<P>(acc, width): result valid in the first
  *                  lane of each group of `width` lanes.
- *   lane_sum       lane_sum_range<P, VEC, UNROLL, ALIGNED>: one lane's share of
+ *   lane_sum       lane_sum_range<P, VEC, UNROLL, ALIGNED, STREAM>: one lane's share of
  *                  a contiguous range read by `width` lanes in steps of
  *                  width * VEC * UNROLL elements; lane l takes vectors
  *                  l, l + width, ... of each step, in that order.
  *                  lane_sum_tiles: one lane's share of every stride-th tile
  *                  of width vectors (a shape-fixed grid-stride read).
+ *                  lane_sum_column_vecs: VEC adjacent columns, one
+ *                  accumulator each, down m rows `step` elements apart.
  *   block_reduce   block_reduce_sum<P, BLOCK>(acc, scratch): result valid in
  *                  thread 0. Fixed tree: warp shuffles, then warp 0 combines
  *                  the warps' results in warp order.
@@ -159,7 +162,7 @@ template <typename In> struct vec_of { static constexpr int value = 16 / (int)si
  * (ld.global.cs), else it is an ordinary cached load. Measured on the H200
  * (leaderboard/PERFORMANCE.md): streaming loads read 210 MB faster, ordinary
  * loads 1 GiB. The hint never changes what is read, so never the bits. */
-template <typename In, int VEC, bool ALIGNED, bool STREAM = true>
+template <typename In, int VEC, bool ALIGNED, bool STREAM>
 __device__ __forceinline__ void load_vec(const In *__restrict__ p, In (&out)[VEC]) {
   if constexpr (ALIGNED) {
     static_assert(VEC * sizeof(In) == 16, "aligned loads are 16 bytes");
@@ -220,13 +223,42 @@ __device__ __forceinline__ typename P::acc_t lane_sum_tiles(const In *__restrict
   return acc;
 }
 
+/* Adds VEC adjacent columns lane-wise: acc[e] += p[k * step + e] for
+ * k = 0, 1, ..., m - 1, in k order (a column's order of additions never
+ * depends on UNROLL or ALIGNED). The trip count comes first, so each group of
+ * UNROLL rows is loaded before any of it is added: UNROLL loads in flight. A
+ * loop that tests its bound after every row cannot hoist a load above the
+ * test and keeps only one in flight (the columns kernel did, PERFORMANCE.md
+ * change 9). ALIGNED: p is 16-byte aligned and so is step * sizeof(In). */
+template <typename P, int VEC, int UNROLL, bool ALIGNED, bool STREAM, typename In>
+__device__ __forceinline__ void lane_sum_column_vecs(const In *__restrict__ p, int64_t m, int64_t step,
+                                                     typename P::acc_t (&acc)[VEC]) {
+  int64_t k = 0;
+  for (; k + UNROLL <= m; k += UNROLL, p += UNROLL * step) {
+    In v[UNROLL][VEC];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) load_vec<In, VEC, ALIGNED, STREAM>(p + u * step, v[u]);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) acc[e] = P::add(acc[e], v[u][e]);
+  }
+  for (; k < m; ++k, p += step) {
+    In v[VEC];
+    load_vec<In, VEC, ALIGNED, STREAM>(p, v);
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) acc[e] = P::add(acc[e], v[e]);
+  }
+}
+
 /* Adds lane `lane`'s elements of base[begin, end) to acc. The range is read
  * by `width` cooperating lanes: each step covers width * VEC * UNROLL
  * elements, lane l loads vectors l, l + width, ..., l + (UNROLL-1) * width of
  * it (UNROLL independent loads in flight), then adds them in order. The last,
  * partial step keeps the same mapping with bounds checks. ALIGNED: every
- * vector of a full step is 16-byte aligned (base + begin aligned). */
-template <typename P, int VEC, int UNROLL, bool ALIGNED, typename In>
+ * vector of a full step is 16-byte aligned (base + begin aligned); STREAM:
+ * evict-first loads (load_vec). */
+template <typename P, int VEC, int UNROLL, bool ALIGNED, bool STREAM, typename In>
 __device__ __forceinline__ typename P::acc_t lane_sum_range(const In *__restrict__ base, int64_t begin,
                                                             int64_t end, int lane, int width,
                                                             typename P::acc_t acc) {
@@ -236,7 +268,7 @@ __device__ __forceinline__ typename P::acc_t lane_sum_range(const In *__restrict
     In v[UNROLL][VEC];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
-      load_vec<In, VEC, ALIGNED>(base + t0 + ((int64_t)u * width + lane) * VEC, v[u]);
+      load_vec<In, VEC, ALIGNED, STREAM>(base + t0 + ((int64_t)u * width + lane) * VEC, v[u]);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
@@ -248,7 +280,7 @@ __device__ __forceinline__ typename P::acc_t lane_sum_range(const In *__restrict
       const int64_t i0 = t0 + ((int64_t)u * width + lane) * VEC;
       if (i0 + VEC <= end) {
         In v[VEC];
-        load_vec<In, VEC, ALIGNED>(base + i0, v);
+        load_vec<In, VEC, ALIGNED, STREAM>(base + i0, v);
 #pragma unroll
         for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
       } else {

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Sweep of a kernel family's build constants with the variant timer
-# (variants.cu), on the GPU. Usage: bash sweep.sh [full|cols]
-#   full: CONFIGS of "MIN_BLOCKS:TARGET:UNROLL"      (sum_full.cu's REDUX_CHUNKS_*)
-#   cols: CONFIGS of "MIN_BLOCKS:FINISH_BATCH:UNROLL" (sum_cols.cu's REDUX_COLS_*)
+# (variants.cu), on the GPU. Usage: bash sweep.sh full|cols|rows
+#   full: CONFIGS of "MIN_BLOCKS:TARGET:UNROLL"             (sum_full.cu's REDUX_CHUNKS_*)
+#   cols: CONFIGS of "MIN_BLOCKS:FINISH_BATCH:UNROLL:TARGET" (sum_cols.cu's REDUX_COLS_*)
+#   rows: CONFIGS of "UNROLL" (sum_rows.cu's REDUX_ROWS_UNROLL)
+# Builds in parallel, then times one binary at a time.
 set -uo pipefail
 FAMILY=${1:-full}
 case $FAMILY in
   full) NAMES=(REDUX_CHUNKS_MIN_BLOCKS REDUX_CHUNKS_TARGET REDUX_CHUNKS_UNROLL); SECTION=sum
-        DEFAULT="5:2048:4 5:1024:4 5:640:4 6:1024:4 6:768:4 4:1024:8 4:512:8" ;;
-  cols) NAMES=(REDUX_COLS_MIN_BLOCKS REDUX_COLS_FINISH_BATCH REDUX_COLS_UNROLL); SECTION=cols
-        DEFAULT="1:1:4 8:1:4 8:4:4 8:2:4 8:4:8 6:4:8 8:4:2" ;;
-  *) echo "usage: $0 [full|cols]" >&2; exit 2 ;;
+        DEFAULT="5:1024:4 4:1024:8 4:512:8" ;;
+  cols) NAMES=(REDUX_COLS_MIN_BLOCKS REDUX_COLS_FINISH_BATCH REDUX_COLS_UNROLL REDUX_COLS_TARGET)
+        SECTION=cols DEFAULT="4:4:8:1024 4:4:8:512 4:4:8:256 3:4:8:512 5:4:8:512" ;;
+  rows) NAMES=(REDUX_ROWS_UNROLL); SECTION=rows
+        DEFAULT="4 8" ;;
+  *) echo "usage: $0 full|cols|rows" >&2; exit 2 ;;
 esac
 CONFIGS=${CONFIGS:-$DEFAULT}
 for c in $CONFIGS; do
@@ -22,5 +26,6 @@ for c in $CONFIGS; do
 done
 wait
 for c in $CONFIGS; do
+  echo "== $FAMILY ${NAMES[*]} = ${c//:/ }"
   VARIANTS_SECTIONS=$SECTION VARIANTS_ONLY_REDUX=1 "/tmp/sweep_${FAMILY}_${c//:/_}" | grep -v memset
 done

@@ -21,13 +21,15 @@
  *
  *   cols          the product's columns family on the three column targets,
  *                 fp32, fp16 and fp64.
+ *   rows          the product's short-rows kernel on the two short-row
+ *                 targets, fp32.
  *
  * Build and run (on the GPU machine; `STEPS=variants bash
  * leaderboard/device_check.sh` does it):
  *   nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda \
  *        leaderboard/microbench/variants.cu csrc/cuda/*.cu csrc/cpu/status.c \
  *        -o /tmp/variants && /tmp/variants
- * VARIANTS_SECTIONS=read,launch,sum,cols picks sections; VARIANTS_ONLY_REDUX=1
+ * VARIANTS_SECTIONS=read,launch,sum,cols,rows picks sections; VARIANTS_ONLY_REDUX=1
  * times only the product among the sums. sweep.sh (full or cols) rebuilds
  * it with the kernels' -D build constants (sum_full.cu, sum_cols.cu) varied.
  */
@@ -42,24 +44,6 @@
 #include <vector>
 
 #include "common.cuh"
-#ifndef REDUX_CHUNKS_MIN_BLOCKS /* the defaults of sum_full.cu, for the banner */
-#define REDUX_CHUNKS_MIN_BLOCKS 4
-#endif
-#ifndef REDUX_CHUNKS_TARGET
-#define REDUX_CHUNKS_TARGET 512
-#endif
-#ifndef REDUX_CHUNKS_UNROLL
-#define REDUX_CHUNKS_UNROLL 8
-#endif
-#ifndef REDUX_COLS_MIN_BLOCKS /* sum_cols.cu's */
-#define REDUX_COLS_MIN_BLOCKS 8
-#endif
-#ifndef REDUX_COLS_FINISH_BATCH
-#define REDUX_COLS_FINISH_BATCH 2
-#endif
-#ifndef REDUX_COLS_UNROLL
-#define REDUX_COLS_UNROLL 4
-#endif
 #include "redux/redux.h"
 
 #define CK(x)                                                                      \
@@ -160,7 +144,7 @@ blockticket_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chu
   const int tid = threadIdx.x;
   for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
     const int64_t begin = c * chunk, end = min(begin + chunk, n);
-    double acc = lane_sum_range<P, 4, U, true>(x, begin, end, tid, BLOCK, 0.0);
+    double acc = lane_sum_range<P, 4, U, true, true>(x, begin, end, tid, BLOCK, 0.0);
     acc = block_reduce_sum<P, BLOCK>(acc, scratch);
     if (tid == 0) partials[c] = acc;
   }
@@ -220,7 +204,7 @@ int main() {
   const int64_t nmax = (int64_t)1 << 28;
   float *x, *y, *sink;
   CK(cudaMalloc(&x, nmax * 4));
-  CK(cudaMalloc(&y, 1 << 20)); /* up to 65536 fp64 column sums */
+  CK(cudaMalloc(&y, 16 << 20)); /* up to 2M fp64 row or column sums */
   CK(cudaMalloc(&sink, 1 << 20));
   init_kernel<<<4096, 256, 0, st>>>(x, nmax, 1234u);
   void *ws;
@@ -234,8 +218,6 @@ int main() {
   const char *sections = getenv("VARIANTS_SECTIONS"); /* e.g. "sum": only the full sums */
   auto want = [&](const char *name) { return !sections || strstr(sections, name) != nullptr; };
   const bool only_redux = getenv("VARIANTS_ONLY_REDUX") != nullptr;
-  printf("== REDUX_CHUNKS_MIN_BLOCKS=%d REDUX_CHUNKS_TARGET=%d REDUX_CHUNKS_UNROLL=%d\n", REDUX_CHUNKS_MIN_BLOCKS,
-         (int)REDUX_CHUNKS_TARGET, REDUX_CHUNKS_UNROLL);
   if (want("read")) printf("== streaming reads (no sum), GB/s from the median\n");
   if (want("read")) for (int64_t n : {(int64_t)52428800, (int64_t)1 << 26, (int64_t)1 << 27, nmax}) {
     const int64_t n4 = n / 4;
@@ -320,8 +302,7 @@ int main() {
     }
   }
   if (want("cols")) {
-    printf("== columns fp32 (REDUX_COLS_MIN_BLOCKS=%d REDUX_COLS_FINISH_BATCH=%d REDUX_COLS_UNROLL=%d)\n",
-           REDUX_COLS_MIN_BLOCKS, REDUX_COLS_FINISH_BATCH, REDUX_COLS_UNROLL);
+    printf("== columns\n");
     const redux_shape shapes[] = {{1, 8192, 8192}, {1, 2048, 65536}, {256, 4096, 64}};
     const redux_dtype types[] = {REDUX_F32, REDUX_F16, REDUX_F64};
     const char *tnames[] = {"fp32", "fp16", "fp64"};
@@ -341,6 +322,19 @@ int main() {
         printf("cols %s (%lld,%lld,%lld) redux  median %8.2f us  mean %8.2f us  %7.1f GB/s\n", tnames[ti],
                (long long)s.outer, (long long)s.n, (long long)s.inner, t.first, t.second, bytes / t.first / 1e3);
       }
+    }
+  }
+  if (want("rows")) {
+    printf("== short rows fp32\n");
+    const redux_shape shapes[] = {{65536, 2048, 1}, {2097152, 64, 1}};
+    for (const redux_shape &s : shapes) {
+      const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_ROWS, s, REDUX_F32, REDUX_F32);
+      auto t = T.time([&] {
+        redux_cuda_sum(REDUX_ROWS, x, y, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32, REDUX_F32, 0, st);
+      });
+      const double bytes = 4.0 * s.outer * s.n;
+      printf("rows fp32 (%lld,%lld) redux  median %8.2f us  mean %8.2f us  %7.1f GB/s\n", (long long)s.outer,
+             (long long)s.n, t.first, t.second, bytes / t.first / 1e3);
     }
   }
   CK(cudaDeviceSynchronize());
