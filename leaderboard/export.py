@@ -5,10 +5,12 @@ full-reduction CUDA source carried inline (include/redux/redux.h,
 include/redux/reduce.cuh, csrc/cuda/common.cuh and csrc/cuda/sum_full.cu,
 concatenated with their local #includes removed), compiled once at import
 with torch.utils.cpp_extension.load_inline, and custom_kernel((data, output)).
-It needs nothing but torch. Per call: one pybind call, one memset and one
-kernel launch into the preallocated output; the workspace is allocated once
-per (device, size) and reused, which is safe because the competition calls
-custom_kernel from one stream (the workspace holds scratch, never results).
+It needs nothing but torch. Per call: one pybind call and one kernel launch
+into the preallocated output. The partials and the ticket counter are kept
+per (device, stream, size) in the C++ binding (never shared between streams;
+a graph capture gets its own), so the Python side does nothing per call but
+unpack the pair: its host time stays far under the competition's L2 flush,
+also in ranked mode (leaderboard/PERFORMANCE.md change 12).
 """
 import argparse
 import os
@@ -22,20 +24,70 @@ BINDING = r'''
 // ---- binding for the submission (not part of redux's own sources) ----
 #include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
 
-int64_t workspace_bytes(int64_t n) {
-  return (int64_t)redux::chunks_workspace_bytes(redux_shape{1, n, 1}, REDUX_F32, REDUX_F32);
-}
+#include <map>
+#include <mutex>
+#include <tuple>
 
-// counters: int32 zeros kept per stream by the caller (kernels leave them zeroed).
-torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out, torch::Tensor ws, torch::Tensor counters) {
+namespace {
+// Per (device, stream, size): the partials and this stream's ticket counter,
+// which the kernel leaves at zero (no zeroing per call). Keyed by the
+// stream's process-unique id (cudaStreamGetId), never shared between
+// streams: two streams' kernels could run at once. Kept here, in C++, so a
+// call costs one pybind call and one launch (the Python version of this
+// cache cost ~30 us of host time per call; in ranked mode, where Python
+// allocates between runs, that host time sometimes outlasted the L2 flush
+// and was timed). Leaked on purpose: tensors must not be freed after the
+// CUDA runtime shut down. One entry per stream and size a process uses.
+struct Scratch {
+  torch::Tensor ws, counter;
+};
+
+Scratch scratch_for(const torch::Tensor &x, cudaStream_t stream) {
   const redux_shape s{1, x.numel(), 1};
-  const redux_status st = redux::launch_chunks(x.data_ptr(), out.data_ptr(), ws.numel() ? ws.data_ptr() : nullptr,
-                                               (size_t)ws.numel(), static_cast<unsigned int *>(counters.data_ptr()),
-                                               (size_t)counters.numel(), s, REDUX_F32, REDUX_F32, 0,
-                                               at::cuda::getCurrentCUDAStream().stream());
-  TORCH_CHECK(st == REDUX_OK, "redux vectorsum launch failed");
-  return out;
+  const int64_t ws_bytes = (int64_t)redux::chunks_workspace_bytes(s, REDUX_F32, REDUX_F32);
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone ||
+      cudaStreamGetId(stream, &id) != cudaSuccess) {
+    (void)cudaGetLastError();
+    // A graph capture (its replays may run beside this stream's own calls):
+    // scratch of its own.
+    return {torch::empty({ws_bytes}, x.options().dtype(torch::kUInt8)), torch::zeros({1}, x.options().dtype(torch::kInt32))};
+  }
+  static std::mutex *mu = new std::mutex;
+  static auto *cache = new std::map<std::tuple<int, unsigned long long, int64_t>, Scratch>;
+  const std::lock_guard<std::mutex> lock(*mu);
+  const auto key = std::make_tuple((int)x.get_device(), id, x.numel());
+  auto it = cache->find(key);
+  if (it == cache->end()) {
+    Scratch fresh{torch::empty({ws_bytes}, x.options().dtype(torch::kUInt8)),
+                  torch::zeros({1}, x.options().dtype(torch::kInt32))};
+    it = cache->emplace(key, fresh).first;
+  }
+  return it->second;
+}
+}  // namespace
+
+// The sum of x into out (one float32 element on x's device), returned as a
+// 0-dim view of out. (Not view({}): braces pick view(ScalarType).)
+torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out) {
+  TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat && x.dim() == 1,
+              "custom_kernel: the input of 'data' must be a 1-D float32 CUDA tensor");
+  TORCH_CHECK(out.numel() == 1 && out.scalar_type() == torch::kFloat && out.device() == x.device() &&
+                  out.is_contiguous(),
+              "custom_kernel: the output of 'data' must be one float32 element on the input's device");
+  const c10::cuda::CUDAGuard guard(x.device());
+  if (x.numel() == 0) return out.zero_().view(c10::IntArrayRef{});
+  if (!x.is_contiguous()) x = x.contiguous();
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
+  Scratch sc = scratch_for(x, stream);
+  const redux_status st = redux::launch_chunks(x.data_ptr(), out.data_ptr(), sc.ws.numel() ? sc.ws.data_ptr() : nullptr,
+                                               (size_t)sc.ws.numel(), static_cast<unsigned int *>(sc.counter.data_ptr()),
+                                               1, redux_shape{1, x.numel(), 1}, REDUX_F32, REDUX_F32, 0, stream);
+  TORCH_CHECK(st == REDUX_OK, "custom_kernel: redux's launch failed (status ", (int)st, ")");
+  return out.view(c10::IntArrayRef{});
 }
 '''
 
@@ -52,43 +104,23 @@ CUDA_SRC = r"""
 """
 
 CPP_SRC = """
-torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out, torch::Tensor ws, torch::Tensor counters);
-int64_t workspace_bytes(int64_t n);
+torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out);
 """
 
 _module = load_inline(
     name="redux_vectorsum_submission",
     cpp_sources=CPP_SRC,
     cuda_sources=CUDA_SRC,
-    functions=["vectorsum", "workspace_bytes"],
+    functions=["vectorsum"],
     extra_cuda_cflags=["-O3", "-std=c++17"],
     verbose=False,
 )
-
-# Per (device, stream): partials for each size, and one ticket counter that
-# the kernel leaves at zero (so no zeroing per call). Never shared between
-# streams: two streams' kernels could run at once.
-_workspaces = {{}}
-_counters = {{}}
+_vectorsum = _module.vectorsum
 
 
 def custom_kernel(data):
     x, output = data
-    if not x.is_contiguous():
-        x = x.contiguous()
-    n = x.numel()
-    if n == 0:
-        return output.zero_().view(())
-    stream = torch.cuda.current_stream(x.device)
-    key = (x.device, stream.stream_id)
-    counters = _counters.get(key)
-    if counters is None:
-        counters = _counters[key] = torch.zeros(1, dtype=torch.int32, device=x.device)
-    ws = _workspaces.get(key + (n,))
-    if ws is None:
-        ws = _workspaces[key + (n,)] = torch.empty(_module.workspace_bytes(n), dtype=torch.uint8, device=x.device)
-    _module.vectorsum(x, output, ws, counters)
-    return output.view(())
+    return _vectorsum(x, output)
 '''
 
 

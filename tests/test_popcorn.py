@@ -201,3 +201,42 @@ def test_cuda_evaluator_cpp_and_wrong_solutions():
         rc, lines, err = evaluate("test", TESTS_TXT, "--submission", os.path.join(HERE, "wrong_solutions", name),
                                   device="cuda")
         assert rc == 112 and lines["check"] == "fail", (name, err)
+
+
+@cuda
+@pytest.mark.cuda
+def test_exported_submission_on_cuda(tmp_path):
+    """The exported file itself (compiled by load_inline, as the competition
+    would): the evaluator's test and ranked modes, then in-process on two
+    streams at once, several sizes, a strided input and an empty one."""
+    from leaderboard import core
+    from leaderboard.ops import load_submission
+
+    out = tmp_path / "submission.py"
+    assert export.main(["--out", str(out)]) == 0
+    rc, lines, err = evaluate("test", TESTS_TXT, "--submission", str(out), device="cuda")
+    assert rc == 0 and lines["check"] == "pass", err
+    tf = tmp_path / "bench.txt"
+    tf.write_text("size: 100003; seed: 5\nsize: 3276800; seed: 6\n")
+    rc, lines, err = evaluate("leaderboard", str(tf), "--submission", str(out), "--max-time", "0.5", device="cuda")
+    assert rc == 0 and lines["check"] == "pass", err
+
+    _, custom_kernel = load_submission(str(out))
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    cases = [core.generate_input(n, seed, "cuda") for seed, n in enumerate((1023, 3_000_017, 65_536, 1_638_400))]
+    for _ in range(3):
+        for _, output in cases:
+            output.fill_(float("nan"))  # every call must write it
+        for s in streams:
+            s.wait_stream(torch.cuda.current_stream())
+        results = []
+        for i, (data, output) in enumerate(cases):
+            with torch.cuda.stream(streams[i % 2]):
+                results.append(custom_kernel((data, output)))
+        torch.cuda.synchronize()
+        for (data, _), got in zip(cases, results):
+            assert got.shape == () and not core.check(got, core.reference(data))
+    data, output = core.generate_input(2 * 100_001, 9, "cuda")
+    assert not core.check(custom_kernel((data[::2], output)), core.reference(data[::2].contiguous()))
+    empty = torch.empty(0, device="cuda")
+    assert custom_kernel((empty, torch.full((1,), 5.0, device="cuda"))).item() == 0.0
