@@ -41,7 +41,8 @@ namespace redux {
 #endif
 constexpr int64_t kColsTargetItems = REDUX_COLS_TARGET;
 /* The rest change no bits.
- * Partials a finishing thread loads at once. */
+ * Partials a finishing thread loads at once (one for the 16-byte
+ * compensated fp64 accumulator: registers). */
 #ifndef REDUX_COLS_FINISH_BATCH
 #define REDUX_COLS_FINISH_BATCH 4
 #endif
@@ -60,7 +61,7 @@ __host__ __device__ constexpr int cols_finish_batch() {
   return sizeof(acc_t) > 8 ? 1 : REDUX_COLS_FINISH_BATCH;
 }
 
-/* Minimum rows of n per thread in one chunk: keeps partials small. */
+/* Minimum row groups (rows per thread) in one chunk: keeps partials few. */
 constexpr int64_t kColsMinRowsPerThread = 32;
 
 struct cols_plan {
@@ -117,7 +118,7 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
     const int64_t c = oc % chunks;
     const int64_t o = oc / chunks;
     const int64_t col0 = j * tile_cols + (int64_t)tx * VEC;
-    /* This thread's rows: (c + k * chunks) * ty_count + ty < n, k = 0, 1, ... */
+    /* This thread's rows: (c + k * chunks) * TY + ty < n, k = 0, 1, ... */
     const int64_t r0 = c * cp.ty + ty;
     const int64_t row_step = chunks * cp.ty;
     const int64_t rows = r0 < n ? ceil_div(n - r0, row_step) : 0;
@@ -125,7 +126,7 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
     acc_t acc[VEC];
 #pragma unroll
     for (int v = 0; v < VEC; ++v) acc[v] = P::zero();
-    if (col0 < inner) /* VEC > 1 implies inner % VEC == 0: all VEC in range */
+    if (col0 < inner && rows > 0) /* VEC > 1 implies inner % VEC == 0: all VEC in range */
       lane_sum_column_vecs<P, VEC, kColsUnroll, (VEC > 1), STREAM>(x + (o * n + r0) * inner + col0, rows,
                                                                    row_step * inner, acc);
     /* Combine the ty partial sums of each column: fixed tree over ty. */

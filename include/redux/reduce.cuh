@@ -19,6 +19,8 @@
  *                  of width vectors (a shape-fixed grid-stride read).
  *                  lane_sum_column_vecs: VEC adjacent columns, one
  *                  accumulator each, down m rows `step` elements apart.
+ *                  Both walk for_each_strided_vec: a group of loads in
+ *                  flight before the first add.
  *   block_reduce   block_reduce_sum<P, BLOCK>(acc, scratch): result valid in
  *                  thread 0. Fixed tree: warp shuffles, then warp 0 combines
  *                  the warps' results in warp order.
@@ -178,6 +180,29 @@ __device__ __forceinline__ void load_vec(const In *__restrict__ p, In (&out)[VEC
   }
 }
 
+/* Calls add(v) for the VEC elements at p, p + step, ..., p + (m - 1) * step,
+ * in that order. The trip count comes first, so each group of UNROLL
+ * vectors is loaded before any of it is added: UNROLL loads in flight. (A
+ * loop that tests its bound after every vector cannot hoist a load above
+ * the test and keeps one in flight: the columns kernel did, PERFORMANCE.md
+ * change 9.) ALIGNED: p is 16-byte aligned and so is step * sizeof(In). */
+template <int VEC, int UNROLL, bool ALIGNED, bool STREAM, typename In, typename Add>
+__device__ __forceinline__ void for_each_strided_vec(const In *__restrict__ p, int64_t m, int64_t step, Add add) {
+  int64_t k = 0;
+  for (; k + UNROLL <= m; k += UNROLL, p += UNROLL * step) {
+    In v[UNROLL][VEC];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) load_vec<In, VEC, ALIGNED, STREAM>(p + u * step, v[u]);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) add(v[u]);
+  }
+  for (; k < m; ++k, p += step) {
+    In v[VEC];
+    load_vec<In, VEC, ALIGNED, STREAM>(p, v);
+    add(v);
+  }
+}
+
 /* Adds lane `lane`'s elements of tiles first, first + stride, ... of
  * base[0, n) to acc, in that tile order. A tile is `width` vectors of VEC
  * elements; lane l owns vector l of each tile. UNROLL tiles are loaded before
@@ -198,22 +223,10 @@ __device__ __forceinline__ typename P::acc_t lane_sum_tiles(const In *__restrict
   const int64_t step = stride * tile;
   /* Whole tiles of this chunk: first, first + stride, ... < whole. */
   const int64_t m = first < whole ? (whole - first + stride - 1) / stride : 0;
-  int64_t k = 0;
-  for (; k + UNROLL <= m; k += UNROLL, p += UNROLL * step) {
-    In v[UNROLL][VEC];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) load_vec<In, VEC, ALIGNED, STREAM>(p + u * step, v[u]);
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u)
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[u][e]);
-  }
-  for (; k < m; ++k, p += step) {
-    In v[VEC];
-    load_vec<In, VEC, ALIGNED, STREAM>(p, v);
+  for_each_strided_vec<VEC, UNROLL, ALIGNED, STREAM>(p, m, step, [&](const In(&v)[VEC]) {
 #pragma unroll
     for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
-  }
+  });
   /* The partial last tile, if there is one and it is this chunk's next:
    * element by element, in the same order as a vector's. */
   if (n % tile != 0 && first + m * stride == whole) {
@@ -225,30 +238,14 @@ __device__ __forceinline__ typename P::acc_t lane_sum_tiles(const In *__restrict
 
 /* Adds VEC adjacent columns lane-wise: acc[e] += p[k * step + e] for
  * k = 0, 1, ..., m - 1, in k order (a column's order of additions never
- * depends on UNROLL or ALIGNED). The trip count comes first, so each group of
- * UNROLL rows is loaded before any of it is added: UNROLL loads in flight. A
- * loop that tests its bound after every row cannot hoist a load above the
- * test and keeps only one in flight (the columns kernel did, PERFORMANCE.md
- * change 9). ALIGNED: p is 16-byte aligned and so is step * sizeof(In). */
+ * depends on UNROLL or ALIGNED), UNROLL rows in flight. */
 template <typename P, int VEC, int UNROLL, bool ALIGNED, bool STREAM, typename In>
 __device__ __forceinline__ void lane_sum_column_vecs(const In *__restrict__ p, int64_t m, int64_t step,
                                                      typename P::acc_t (&acc)[VEC]) {
-  int64_t k = 0;
-  for (; k + UNROLL <= m; k += UNROLL, p += UNROLL * step) {
-    In v[UNROLL][VEC];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) load_vec<In, VEC, ALIGNED, STREAM>(p + u * step, v[u]);
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u)
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) acc[e] = P::add(acc[e], v[u][e]);
-  }
-  for (; k < m; ++k, p += step) {
-    In v[VEC];
-    load_vec<In, VEC, ALIGNED, STREAM>(p, v);
+  for_each_strided_vec<VEC, UNROLL, ALIGNED, STREAM>(p, m, step, [&](const In(&v)[VEC]) {
 #pragma unroll
     for (int e = 0; e < VEC; ++e) acc[e] = P::add(acc[e], v[e]);
-  }
+  });
 }
 
 /* Adds lane `lane`'s elements of base[begin, end) to acc. The range is read
