@@ -5,16 +5,18 @@ torch.sum (and CUB where it applies) measured in the same run.
 
 Each number is the median of --repeat rounds (default 3) that time every op
 of a row in turn: runs on the H200 have differed by up to 30% at small sizes
-when the machine was disturbed. Prints one row per target: shape, dtype, dim, torch.sum us, CUB us, redux us,
-ratio to torch.sum, GB/s, fraction of the measured read ceiling, the read
-floor, the target and pass/miss. A miss is printed as a miss. --json writes
-every number.
+when the machine was disturbed. Prints one row per target: shape, dtype,
+dim, torch.sum us, CUB us, redux us, ratio to torch.sum, GB/s, fraction of
+the measured read ceiling, the read floor, the target and pass/miss. A miss
+is printed as a miss. --json writes every number.
 
 The read floor of a row is the fastest pure read of the same bytes under the
 same timer (torch.ops.redux._read_probe, evict-first and ordinary loads, the
-faster one): no arithmetic, no finish, no output. "floor/torch" is the ratio
-to torch.sum that a kernel which only read its input would reach; a target
-below it cannot be met by any sum.
+faster one; the probe's pattern is the fastest of those measured in
+leaderboard/PERFORMANCE.md change 4): no arithmetic, no finish, no output.
+"floor/torch" is the ratio to torch.sum that a kernel which only read its
+input that fast would reach; a target below it is out of reach of any sum
+that reads its input no faster.
 """
 import argparse
 import json
