@@ -23,13 +23,15 @@
  *                 fp32, fp16 and fp64.
  *   rows          the product's short-rows kernel on the two short-row
  *                 targets, fp32.
+ *   parts         the product's full sum rebuilt with its finish added one
+ *                 part at a time (loop, tree, ticket, combine).
  *
  * Build and run (on the GPU machine; `STEPS=variants bash
  * leaderboard/device_check.sh` does it):
  *   nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda \
  *        leaderboard/microbench/variants.cu csrc/cuda/*.cu csrc/cpu/status.c \
  *        -o /tmp/variants && /tmp/variants
- * VARIANTS_SECTIONS=read,launch,sum,cols,rows picks sections; VARIANTS_ONLY_REDUX=1
+ * VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts picks sections; VARIANTS_ONLY_REDUX=1
  * times only the product among the sums. sweep.sh (full or cols) rebuilds
  * it with the kernels' -D build constants (sum_full.cu, sum_cols.cu) varied.
  */
@@ -162,6 +164,36 @@ blockticket_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chu
   if (tid == 0) *y = (float)r;
 }
 
+/* ---- the product's full sum taken apart (where the ~2.3 us over a pure
+ * read goes) ----------------------------------------------------------------
+ * The plan and the main loop of sum_full.cu (4 blocks/SM, 8 tiles in flight,
+ * ~512 chunks, one block per chunk), each part of the finish added in turn:
+ *   PARTS 0  the loop only (its result kept alive by a store that never runs)
+ *   PARTS 1  + the block tree and the partial's store
+ *   PARTS 2  + the fence and the ticket (the last block stops there)
+ *   PARTS 3  + the last block's combine of every partial: the product. */
+template <int PARTS>
+__global__ void __launch_bounds__(256, 4)
+parts_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, unsigned int *counter,
+             double *partials) {
+  __shared__ double scratch[256 / 32];
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    double acc = lane_sum_tiles<P, 4, 8, true, true>(x, n, c, chunks, threadIdx.x, 256, 0.0);
+    if (PARTS == 0) {
+      if (acc == -1.25e300) y[1] = (float)acc; /* never true for the data here */
+      continue;
+    }
+    acc = block_reduce_sum<P, 256>(acc, scratch);
+    if (threadIdx.x == 0) partials[c] = acc;
+  }
+  if (PARTS < 2) return;
+  __syncthreads();
+  if (!last_block_ticket(counter, 0, gridDim.x) || PARTS < 3) return;
+  double r = combine_strided<P>(0.0, partials, threadIdx.x, chunks, 256);
+  r = block_reduce_sum<P, 256>(r, scratch);
+  if (threadIdx.x == 0) *y = (float)r;
+}
+
 struct Timer {
   void *fillbuf;
   cudaEvent_t a, b;
@@ -241,6 +273,37 @@ int main() {
       auto t = T.time(r.f);
       printf("read n=%-10lld %-22s median %8.2f us  mean %8.2f us  %7.1f GB/s\n", (long long)n, r.name, t.first,
              t.second, n * 4 / t.first / 1e3);
+    }
+  }
+
+  if (want("parts")) {
+    printf("== full fp32 sum taken apart (parts_kernel; redux = the product)\n");
+    for (int64_t n : {(int64_t)1638400, (int64_t)3276800, (int64_t)6553600, (int64_t)13107200, (int64_t)26214400,
+                      (int64_t)52428800}) {
+      /* sum_full.cu's plan for one row: tiles of 256 float4, >= 8 per chunk, ~512 chunks */
+      const int64_t tiles = ceil_div(n, 1024);
+      const int64_t chunks = ceil_div(tiles, std::max<int64_t>(8, ceil_div(tiles, 512)));
+      double *parts = reinterpret_cast<double *>(ws);
+      const redux_shape s{1, n, 1};
+      const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
+      struct V { std::string name; std::function<void()> f; };
+      std::vector<V> vs;
+      vs.push_back({"redux", [&] {
+                      redux_cuda_sum(REDUX_FULL, x, y, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
+                                     REDUX_F32, 0, st);
+                    }});
+      const int g0 = grid_for(parts_kernel<0>, chunks, 0), g1 = grid_for(parts_kernel<1>, chunks, 0);
+      const int g2 = grid_for(parts_kernel<2>, chunks, 0), g3 = grid_for(parts_kernel<3>, chunks, 0);
+      vs.push_back({"parts 0 loop", [=] { parts_kernel<0><<<g0, 256, 0, st>>>(x, y, n, chunks, persist, parts); }});
+      vs.push_back({"parts 1 +tree", [=] { parts_kernel<1><<<g1, 256, 0, st>>>(x, y, n, chunks, persist, parts); }});
+      vs.push_back({"parts 2 +ticket", [=] { parts_kernel<2><<<g2, 256, 0, st>>>(x, y, n, chunks, persist, parts); }});
+      vs.push_back({"parts 3 +combine", [=] { parts_kernel<3><<<g3, 256, 0, st>>>(x, y, n, chunks, persist, parts); }});
+      for (int round = 0; round < 2; ++round)
+        for (auto &v : vs) {
+          auto t = T.time(v.f);
+          printf("parts n=%-10lld %-18s median %8.2f us  mean %8.2f us\n", (long long)n, v.name.c_str(), t.first,
+                 t.second);
+        }
     }
   }
 
