@@ -2,15 +2,16 @@
 
 Writes one self-contained competition submission: the header line, redux's
 full-reduction CUDA source carried inline (include/redux/redux.h,
-include/redux/reduce.cuh, csrc/cuda/common.cuh and csrc/cuda/sum_full.cu,
-concatenated with their local #includes removed), compiled once at import
+include/redux/reduce.cuh, csrc/cuda/common.cuh, csrc/cuda/chunks_plan.cuh and
+csrc/cuda/sum_full.cu, concatenated with their local #includes removed),
+compiled once at import
 with torch.utils.cpp_extension.load_inline, and custom_kernel((data, output)).
 It needs nothing but torch. Per call: one pybind call and one kernel launch
 into the preallocated output. The partials and the ticket counter are kept
 per (device, stream, size) in the C++ binding (never shared between streams;
 a graph capture gets its own), so the Python side does nothing per call but
 unpack the pair: its host time stays far under the competition's L2 flush,
-also in ranked mode (leaderboard/PERFORMANCE.md change 12).
+also in ranked mode (leaderboard/PERFORMANCE.md change 13).
 """
 import argparse
 import os
@@ -18,7 +19,8 @@ import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = "#!POPCORN leaderboard vectorsum_v2"
-SOURCES = ("include/redux/redux.h", "include/redux/reduce.cuh", "csrc/cuda/common.cuh", "csrc/cuda/sum_full.cu")
+SOURCES = ("include/redux/redux.h", "include/redux/reduce.cuh", "csrc/cuda/common.cuh", "csrc/cuda/chunks_plan.cuh",
+           "csrc/cuda/sum_full.cu")
 
 BINDING = r'''
 // ---- binding for the submission (not part of redux's own sources) ----

@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "chunks_plan.cuh"
 #include "common.cuh"
 #include "redux/redux.h"
 
@@ -166,19 +167,19 @@ blockticket_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chu
 
 /* ---- the product's full sum taken apart (where the ~2.3 us over a pure
  * read goes) ----------------------------------------------------------------
- * The plan and the main loop of sum_full.cu (4 blocks/SM, 8 tiles in flight,
- * ~512 chunks, one block per chunk), each part of the finish added in turn:
+ * The plan (chunks_plan.cuh) and the main loop of sum_full.cu, each part of
+ * the finish added in turn:
  *   PARTS 0  the loop only (its result kept alive by a store that never runs)
  *   PARTS 1  + the block tree and the partial's store
  *   PARTS 2  + the fence and the ticket (the last block stops there)
  *   PARTS 3  + the last block's combine of every partial: the product. */
 template <int PARTS>
-__global__ void __launch_bounds__(256, 4)
+__global__ void __launch_bounds__(256, REDUX_CHUNKS_MIN_BLOCKS)
 parts_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, unsigned int *counter,
              double *partials) {
   __shared__ double scratch[256 / 32];
   for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
-    double acc = lane_sum_tiles<P, 4, 8, true, true>(x, n, c, chunks, threadIdx.x, 256, 0.0);
+    double acc = lane_sum_tiles<P, 4, kUnroll, true, true>(x, n, c, chunks, threadIdx.x, 256, 0.0);
     if (PARTS == 0) {
       if (acc == -1.25e300) y[1] = (float)acc; /* never true for the data here */
       continue;
@@ -280,11 +281,9 @@ int main() {
     printf("== full fp32 sum taken apart (parts_kernel; redux = the product)\n");
     for (int64_t n : {(int64_t)1638400, (int64_t)3276800, (int64_t)6553600, (int64_t)13107200, (int64_t)26214400,
                       (int64_t)52428800}) {
-      /* sum_full.cu's plan for one row: tiles of 256 float4, >= 8 per chunk, ~512 chunks */
-      const int64_t tiles = ceil_div(n, 1024);
-      const int64_t chunks = ceil_div(tiles, std::max<int64_t>(8, ceil_div(tiles, 512)));
-      double *parts = reinterpret_cast<double *>(ws);
       const redux_shape s{1, n, 1};
+      const int64_t chunks = plan_chunks(s, REDUX_F32).chunks; /* the product's plan */
+      double *parts = reinterpret_cast<double *>(ws);
       const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
       struct V { std::string name; std::function<void()> f; };
       std::vector<V> vs;
