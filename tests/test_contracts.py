@@ -38,6 +38,24 @@ def test_bits_independent_of_grid(device, dtype, shape, dim):
     assert torch.equal(_raw(torch.ops.redux.sum(x, dim)), _raw(first))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_bits_independent_of_grid_both_finishes(device, dtype):
+    # A CUDA full sum finishes by polling slots up to 64 MiB of input and by a
+    # ticket above (csrc/cuda/chunks_plan.cuh): a size on each side of that
+    # line, each under forced grids, twice (a slot or counter left set would
+    # spoil the next call).
+    per = torch.empty((), dtype=dtype).element_size()
+    for n in ((64 << 20) // per - 1001, (64 << 20) // per + 1001):
+        x = random_tensor((n,), dtype, device, seed=16)
+        first = torch.ops.redux._sum_grid(x, None, False, None, 0)
+        assert_matches(first, x)
+        for grid in (1, 7, 1000, 0):
+            for _ in range(2):
+                got = torch.ops.redux._sum_grid(x, None, False, None, grid)
+                assert torch.equal(_raw(got), _raw(first)), f"n={n} grid={grid}"
+
+
 def test_cpu_bits_independent_of_thread_count():
     x = random_tensor((3_000_017,), torch.float32, "cpu", seed=13)
     y = random_tensor((300, 5000), torch.float32, "cpu", seed=14)

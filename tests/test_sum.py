@@ -137,6 +137,33 @@ def test_nan_and_inf_propagate(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype,out", [(torch.float32, None), (torch.float64, None), (torch.float16, None),
+                                       (torch.bfloat16, None), (torch.float32, torch.float64)])
+def test_full_sum_special_values_both_finishes(device, dtype, out):
+    # Full sums of many chunks. Up to 64 MiB the CUDA finish waits on slots
+    # whose stored bits are their own "full" flag: a NaN or inf partial (or a
+    # dd's NaN low word after inf - inf) must neither hang it nor be lost;
+    # above, a ticket finishes. After each case a finite sum of the same
+    # tensor would read any slot left full from the case before.
+    per = torch.empty((), dtype=dtype).element_size()
+    for n in (1_000_003, (64 << 20) // per + 1001):
+        # Half types without the offset: 33M elements of it would overflow.
+        x = random_tensor((n,), dtype, device, seed=17, offset=0.0 if per == 2 else 3.0)
+        for values in ([float("nan")], [float("inf")], [float("-inf")], [float("inf"), float("-inf")]):
+            at = [n // 3 + 5 * k for k in range(len(values))]
+            saved = x[at].clone()
+            for i, v in zip(at, values):
+                x[i] = v
+            got = torch.ops.redux.sum(x, dtype=out).cpu()
+            expect = torch.sum(x, dtype=out).cpu()
+            assert torch.isnan(got) == torch.isnan(expect), f"n={n} {values}"
+            assert torch.isposinf(got) == torch.isposinf(expect), f"n={n} {values}"
+            assert torch.isneginf(got) == torch.isneginf(expect), f"n={n} {values}"
+            x[at] = saved
+            assert_matches(torch.ops.redux.sum(x, dtype=out), x, dtype=out)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_half_overflow_like_torch(device):
     x = torch.full((100000,), 1000.0, dtype=torch.float16, device=device)
     assert torch.isposinf(torch.ops.redux.sum(x)) and torch.isposinf(torch.sum(x))

@@ -34,11 +34,22 @@ constexpr int64_t kChunksTarget = REDUX_CHUNKS_TARGET;
 #define REDUX_CHUNKS_MIN_BLOCKS 4
 #endif
 
+/* The polled finish (common.cuh) for single rows whose input is at most
+ * this many bytes; larger inputs keep the ticket. Measured on the H200
+ * (PERFORMANCE.md change 15): the polled finish was 0.6-0.9 us faster from
+ * 6.5 to 52 MB, level at 105 MB and 0.5 us slower at 210 MB. Picks the
+ * finish only: both combine the same partials in the same order. */
+#ifndef REDUX_CHUNKS_POLL_MAX_BYTES
+#define REDUX_CHUNKS_POLL_MAX_BYTES (64ll << 20)
+#endif
+constexpr int64_t kPollMaxBytes = REDUX_CHUNKS_POLL_MAX_BYTES;
+
 struct chunks_plan {
   family_plan f;
   int64_t tiles;  /* tiles of kBlock vectors per row */
   int64_t chunks; /* chunks per row */
   int64_t items;  /* (row, chunk) work items */
+  bool polled;    /* one row, several chunks: the polled finish */
 };
 
 inline chunks_plan plan_chunks(redux_shape s, redux_dtype in) {
@@ -51,8 +62,12 @@ inline chunks_plan plan_chunks(redux_shape s, redux_dtype in) {
   if (per_chunk < kUnroll) per_chunk = kUnroll;
   p.chunks = ceil_div(p.tiles, per_chunk);
   p.items = s.outer * p.chunks;
-  p.f.segments = p.chunks > 1 ? s.outer : 0;
-  p.f.partials = p.chunks > 1 ? p.items : 0;
+  /* Integer inputs accumulate in integers: they keep the ticket. */
+  p.polled = s.outer == 1 && p.chunks > 1 && in != REDUX_I64 && s.n * elem_bytes(in) <= kPollMaxBytes;
+  /* Counter words: the slots (two 64-bit words per chunk), else a ticket
+   * counter per row. */
+  p.f.segments = p.chunks == 1 ? 0 : p.polled ? 4 * p.chunks : s.outer;
+  p.f.partials = p.chunks > 1 && !p.polled ? p.items : 0;
   return p;
 }
 

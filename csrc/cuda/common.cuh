@@ -14,6 +14,8 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "redux/redux.h"
 #include "redux/reduce.cuh"
 
@@ -70,10 +72,10 @@ inline size_t acc_bytes(redux_dtype in, redux_dtype out) {
   return bytes;
 }
 
-/* What a family's cut of a problem needs in workspace. segments:
- * independent output groups finished by a last block, one ticket counter
- * each (0: every work item writes its outputs directly); partials:
- * accumulators in workspace. */
+/* What a family's cut of a problem needs in workspace. segments: the zeroed
+ * uint32 counter words its finish uses: one ticket counter per output group
+ * finished by a last block, or the slots of a polled finish (0: every work
+ * item writes its outputs directly); partials: accumulators in workspace. */
 struct family_plan {
   int64_t segments;
   int64_t partials;
@@ -88,18 +90,23 @@ inline size_t workspace_bytes(const family_plan &p, size_t acc_bytes) {
   return p.segments == 0 ? 0 : counters_bytes(p) + (size_t)p.partials * acc_bytes;
 }
 
-/* The ticket counters and partials of a launch. Counters are the caller's
+/* The counter words and partials of a launch. Counters are the caller's
  * zeroed stream counters when it passed enough of them (kernels leave them
- * zeroed), else the workspace's, zeroed here on `stream`. */
+ * zeroed), else the workspace's, zeroed here on `stream`. Both must be
+ * 16-byte aligned (a polled finish stores 16-byte slots there): stream
+ * counters that are not are passed over, a workspace that is not is an
+ * error. cudaMalloc and torch's allocator align to 256 bytes or more. */
 template <typename acc_t>
 redux_status prepare_workspace(const family_plan &p, void *ws, size_t ws_bytes, unsigned int *stream_counters,
                                size_t stream_counters_len, cudaStream_t stream, unsigned int **counters,
                                acc_t **partials) {
   if (ws_bytes < workspace_bytes(p, sizeof(acc_t))) return REDUX_ERR_SHAPE;
+  if (p.segments != 0 && (uintptr_t)ws % 16 != 0) return REDUX_ERR_SHAPE;
   *partials = p.segments ? reinterpret_cast<acc_t *>(static_cast<char *>(ws) + counters_bytes(p)) : nullptr;
   if (p.segments == 0) {
     *counters = nullptr;
-  } else if (stream_counters != nullptr && stream_counters_len >= (size_t)p.segments) {
+  } else if (stream_counters != nullptr && stream_counters_len >= (size_t)p.segments &&
+             (uintptr_t)stream_counters % 16 == 0) {
     *counters = stream_counters;
   } else {
     *counters = static_cast<unsigned int *>(ws);
@@ -172,6 +179,100 @@ __device__ __forceinline__ float load_partial(const float *p) { return __ldcg(p)
 __device__ __forceinline__ unsigned long long load_partial(const unsigned long long *p) { return __ldcg(p); }
 __device__ __forceinline__ dd load_partial(const dd *p) {
   return dd{__ldcg(&p->hi), __ldcg(&p->lo)};
+}
+
+/* ---- the polled finish: partials that are their own flags ----------------
+ * A cheaper single-pass finish than the ticket (leaderboard/PERFORMANCE.md
+ * change 15): each work item publishes its partial into a slot of the zeroed
+ * counter words with relaxed 8-byte stores, no fence and no ticket, and ONE
+ * block of the grid (the last one, which the hardware dispatches last) waits
+ * for every slot to fill, combines them in the same order as
+ * combine_strided, and puts the slots back to zero. A slot is two 64-bit
+ * words (room for a dd); each word holds the bitwise NOT of its value's bits,
+ * so no value stores 0: the only double whose bits are all ones is a NaN,
+ * and every double NaN is stored as the canonical one (a float's 32 bits
+ * leave the word's high half all ones). The waiting block needs
+ * every other block of the grid to make progress: the blocks it waits on
+ * were dispatched before it (the same premise as CUB's decoupled
+ * look-back), and it holds one block slot of the device's many.
+ * Integer accumulators have no spare bit pattern: they keep the ticket. */
+template <typename acc_t> struct pollable : std::false_type {};
+template <> struct pollable<double> : std::true_type {};
+template <> struct pollable<float> : std::true_type {};
+template <> struct pollable<dd> : std::true_type {};
+
+struct slot_words {
+  unsigned long long w0, w1;
+};
+
+__device__ __forceinline__ unsigned long long slot_word(double v) {
+  return ~(unsigned long long)(v != v ? 0x7fffffffffffffffll : __double_as_longlong(v));
+}
+__device__ __forceinline__ unsigned long long slot_word(float v) {
+  return ~(unsigned long long)__float_as_uint(v); /* the high word is all ones */
+}
+__device__ __forceinline__ void store_slot(unsigned long long *slot, unsigned long long w0, unsigned long long w1) {
+  asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(slot), "l"(w0), "l"(w1) : "memory");
+}
+/* Loads a slot: both words for a dd, else the first (the second is then
+ * taken as all ones, which is what an unused second word holds). */
+template <typename acc_t>
+__device__ __forceinline__ slot_words load_slot(const unsigned long long *slot) {
+  slot_words w;
+  if constexpr (sizeof(acc_t) > 8) {
+    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(w.w0), "=l"(w.w1) : "l"(slot) : "memory");
+  } else {
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w.w0) : "l"(slot) : "memory");
+    w.w1 = ~0ull;
+  }
+  return w;
+}
+
+/* Publishes a work item's partial into its slot (2 words per item). */
+__device__ __forceinline__ void publish_slot(unsigned long long *slots, int64_t item, double v) {
+  store_slot(slots + 2 * item, slot_word(v), ~0ull);
+}
+__device__ __forceinline__ void publish_slot(unsigned long long *slots, int64_t item, float v) {
+  store_slot(slots + 2 * item, slot_word(v), ~0ull);
+}
+__device__ __forceinline__ void publish_slot(unsigned long long *slots, int64_t item, dd v) {
+  store_slot(slots + 2 * item, slot_word(v.hi), slot_word(v.lo));
+}
+
+/* Each word is single-copy atomic on its own, so a slot is full when both
+ * of its words are nonzero (the second word is all ones when unused). */
+__device__ __forceinline__ bool slot_full(slot_words w) { return w.w0 != 0 && w.w1 != 0; }
+__device__ __forceinline__ void slot_value(slot_words w, double *v) { *v = __longlong_as_double((long long)~w.w0); }
+__device__ __forceinline__ void slot_value(slot_words w, float *v) { *v = __uint_as_float((unsigned)~w.w0); }
+__device__ __forceinline__ void slot_value(slot_words w, dd *v) {
+  *v = dd{__longlong_as_double((long long)~w.w0), __longlong_as_double((long long)~w.w1)};
+}
+
+/* combine_strided over the slots of items first, first + stride, ... <
+ * count: the same order, so the same bits, as the ticket's finish. Waits
+ * for each slot to fill, and empties it. */
+template <typename P, int kBatch = 8>
+__device__ __forceinline__ typename P::acc_t combine_polled(typename P::acc_t r, unsigned long long *slots,
+                                                            int64_t first, int64_t count, int64_t stride) {
+  for (int64_t k0 = first; k0 < count; k0 += kBatch * stride) {
+    slot_words w[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int64_t k = k0 + b * stride;
+      if (k < count) w[b] = load_slot<typename P::acc_t>(slots + 2 * k);
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int64_t k = k0 + b * stride;
+      if (k >= count) continue;
+      while (!slot_full(w[b])) w[b] = load_slot<typename P::acc_t>(slots + 2 * k);
+      store_slot(slots + 2 * k, 0ull, 0ull);
+      typename P::acc_t v;
+      slot_value(w[b], &v);
+      r = P::combine(r, v);
+    }
+  }
+  return r;
 }
 
 /* Combines partials[k] for k = first, first + stride, ... < count into r,

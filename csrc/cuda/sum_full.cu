@@ -14,8 +14,13 @@
  *                       shape's chunk count, not the device's.
  *                       One chunk per row: the block writes the result.
  *                       Otherwise it stores the chunk's partial, and
- *                       - outer == 1: each block takes one ticket after all
- *                         its chunks; the last block combines all partials;
+ *                       - outer == 1, input up to kPollMaxBytes: the
+ *                         polled finish (common.cuh): partials go to slots
+ *                         with no fence or ticket, and the grid's last
+ *                         block waits for them and combines;
+ *                       - outer == 1, larger inputs: each block takes one
+ *                         ticket after all its chunks; the last block
+ *                         combines all partials;
  *                       - outer > 1: a ticket per chunk on the row's counter;
  *                         the last block of a row combines that row's.
  *                       Either way partials are combined in chunk order by
@@ -46,13 +51,14 @@ __device__ __forceinline__ void combine_row(const typename P::acc_t *partials, i
 template <typename In, typename Out, bool ALIGNED, bool STREAM>
 __global__ void __launch_bounds__(kBlock, REDUX_CHUNKS_MIN_BLOCKS)
 sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, int64_t n, int64_t chunks,
-                  unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials) {
+                  unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials, bool polled) {
   using P = sum_policy<In, Out>;
   using acc_t = typename P::acc_t;
   constexpr int VEC = vec_of<In>::value;
   __shared__ acc_t scratch[kBlock / 32];
   const int tid = threadIdx.x;
   const int64_t items = outer * chunks;
+  unsigned long long *slots = reinterpret_cast<unsigned long long *>(counters);
 
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const int64_t row = item / chunks;
@@ -64,13 +70,29 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, 
       if (tid == 0) y[row] = P::finish(acc);
       continue;
     }
+    if constexpr (pollable<acc_t>::value) {
+      if (polled) {
+        if (tid == 0) publish_slot(slots, item, acc);
+        continue; /* the grid's last block combines, below */
+      }
+    }
     if (tid == 0) partials[item] = acc;
     if (outer == 1) continue; /* one ticket per block, below */
     if (last_block_ticket(counters, row, (unsigned int)chunks))
       combine_row<P, Out>(partials + row * chunks, chunks, scratch, y + row);
   }
-  if (outer == 1 && chunks > 1 && last_block_ticket(counters, 0, gridDim.x))
-    combine_row<P, Out>(partials, chunks, scratch, y);
+  if (outer != 1 || chunks == 1) return;
+  if constexpr (pollable<acc_t>::value) {
+    if (polled) {
+      if (blockIdx.x != gridDim.x - 1) return;
+      /* Fewer dd slots in flight (16 bytes each): fewer registers. */
+      acc_t r = combine_polled<P, (sizeof(acc_t) > 8 ? 2 : 8)>(P::zero(), slots, tid, chunks, kBlock);
+      r = block_reduce_sum<P, kBlock>(r, scratch);
+      if (tid == 0) *y = P::finish(r);
+      return;
+    }
+  }
+  if (last_block_ticket(counters, 0, gridDim.x)) combine_row<P, Out>(partials, chunks, scratch, y);
 }
 
 struct launch_chunks_fn {
@@ -101,7 +123,7 @@ struct launch_chunks_fn {
                           : (evict_first ? sum_chunks_kernel<In, Out, false, true> : sum_chunks_kernel<In, Out, false, false>);
     const int g = grid_for(kernel, p.items, grid);
     kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.outer, s.n, p.chunks,
-                                     counters, partials);
+                                     counters, partials, p.polled);
     return launch_status();
   }
 };

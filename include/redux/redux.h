@@ -38,7 +38,7 @@ typedef enum redux_dtype {
 typedef enum redux_status {
   REDUX_OK = 0,
   REDUX_ERR_DTYPE = 1,   /* (input, output) dtype pair has no kernel */
-  REDUX_ERR_SHAPE = 2,   /* negative size, or workspace too small */
+  REDUX_ERR_SHAPE = 2,   /* negative size, or workspace too small or not 16-byte aligned */
   REDUX_ERR_CUDA = 3     /* a CUDA runtime call or launch failed */
 } redux_status;
 
@@ -96,14 +96,15 @@ redux_status redux_cpu_sum_cols(const void *x, void *y, redux_shape shape,
 /* ---- CUDA (csrc/cuda) ------------------------------------------------ */
 
 /* Bytes of device workspace redux_cuda_sum needs for this problem (0 when
- * none). The workspace holds the partials (and room for ticket counters), so
- * every call must get its own (stream-ordered) allocation. */
+ * none). The workspace holds the partials (and room for counter words), so
+ * every call must get its own (stream-ordered) allocation, 16-byte aligned. */
 size_t redux_cuda_sum_workspace_bytes(redux_family family, redux_shape shape,
                                       redux_dtype in, redux_dtype out);
 
-/* Ticket counters (uint32) a call counts its last blocks with; 0 when it
- * needs none. They must be zero when the kernel starts, and every kernel
- * leaves them zero again when it completes. So a caller may keep one zeroed
+/* Counter words (uint32) a call's finish uses: ticket counters that count
+ * its last blocks, or the slots of a polled finish; 0 when it needs none.
+ * They must be zero when the kernel starts, and every kernel leaves them
+ * zero again when it completes. So a caller may keep one zeroed
  * set per stream and pass it to every call on that stream: no zeroing
  * operation per call. Such a set must never be used by work that can run
  * concurrently with the call (another stream, a CUDA graph replayed
@@ -115,7 +116,8 @@ size_t redux_cuda_sum_counters(redux_family family, redux_shape shape,
 
 /* Sums x into y on `stream` (a cudaStream_t). `counters`: NULL, or zeroed
  * counters private to this stream (see redux_cuda_sum_counters) at least
- * `counters_len` long; when NULL or too short, counters are carved from the
+ * `counters_len` long and 16-byte aligned; when NULL, too short or not
+ * aligned, counters are carved from the
  * workspace and zeroed with cudaMemsetAsync on the stream first. `grid` > 0
  * forces the number of blocks (tests use it to prove the bits do not depend
  * on it); 0 picks the grid from the device. Requires shape.outer *
