@@ -24,7 +24,11 @@
  *   rows          the product's short-rows kernel on the two short-row
  *                 targets, fp32.
  *   parts         the product's full sum rebuilt with its finish added one
- *                 part at a time (loop, tree, ticket, combine).
+ *                 part at a time (loop, tree, ticket, combine), and the
+ *                 finish candidates of PERFORMANCE.md change 15: polled
+ *                 slots (the prototype of the product's polled finish, with
+ *                 a __nanosleep backoff option), a PDL second kernel, and
+ *                 the same two kernels without PDL.
  *
  * Build and run (on the GPU machine; `STEPS=variants bash
  * leaderboard/device_check.sh` does it):
