@@ -8,10 +8,11 @@ compiled once at import
 with torch.utils.cpp_extension.load_inline, and custom_kernel((data, output)).
 It needs nothing but torch. Per call: one pybind call and one kernel launch
 into the preallocated output. The partials and the counter words (a ticket
-counter, or the polled finish's slots) are kept per (device, stream, size) in the C++ binding (never shared between streams;
-a graph capture gets its own), so the Python side does nothing per call but
-unpack the pair: its host time stays far under the competition's L2 flush,
-also in ranked mode (leaderboard/PERFORMANCE.md change 13).
+counter, or the polled finish's slots) are kept per (device, stream, size)
+in the C++ binding (never shared between streams; a graph capture gets its
+own), so the Python side does nothing per call but unpack the pair: its host
+time stays far under the competition's L2 flush, also in ranked mode
+(leaderboard/PERFORMANCE.md change 13).
 """
 import argparse
 import os
@@ -35,9 +36,10 @@ BINDING = r'''
 
 namespace {
 // Per (device, stream, size): the partials and this stream's counter words
-// (a ticket counter or the polled finish's slots), which the kernel leaves at zero (no zeroing per call). Keyed by the
-// stream's process-unique id (cudaStreamGetId), never shared between
-// streams: two streams' kernels could run at once. Kept here, in C++, so a
+// (a ticket counter or the polled finish's slots), which the kernel leaves
+// at zero (no zeroing per call). Keyed by the stream's process-unique id
+// (cudaStreamGetId), never shared between streams: two streams' kernels
+// could run at once. Kept here, in C++, so a
 // call costs one pybind call and one launch (the Python version of this
 // cache cost ~30 us of host time per call; in ranked mode, where Python
 // allocates between runs, that host time sometimes outlasted the L2 flush

@@ -184,7 +184,8 @@ __device__ __forceinline__ dd load_partial(const dd *p) {
 /* ---- the polled finish: partials that are their own flags ----------------
  * A cheaper single-pass finish than the ticket (leaderboard/PERFORMANCE.md
  * change 15): each work item publishes its partial into a slot of the zeroed
- * counter words with relaxed 8-byte stores, no fence and no ticket, and ONE
+ * counter words with one relaxed 16-byte store (two 8-byte words, each
+ * single-copy atomic), no fence and no ticket, and ONE
  * block of the grid (the last one, which the hardware dispatches last) waits
  * for every slot to fill, combines them in the same order as
  * combine_strided, and puts the slots back to zero. A slot is two 64-bit

@@ -27,8 +27,9 @@
  *                 part at a time (loop, tree, ticket, combine), and the
  *                 finish candidates of PERFORMANCE.md change 15: polled
  *                 slots (the prototype of the product's polled finish, with
- *                 a __nanosleep backoff option), a PDL second kernel, and
- *                 the same two kernels without PDL.
+ *                 a __nanosleep backoff option), the ticket without its
+ *                 fence over polled slots, a PDL second kernel, and the
+ *                 same two kernels without PDL.
  *
  * Build and run (on the GPU machine; `STEPS=variants bash
  * leaderboard/device_check.sh` does it):
@@ -253,6 +254,34 @@ poll_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, un
   if (tid == 0) *y = (float)r;
 }
 
+/* ticket_slots_kernel: the ticket without its fence. Each block publishes
+ * its partial with the product's publish_slot (a relaxed store of the
+ * partial as its own flag), then takes a relaxed ticket; the block with the
+ * last ticket waits for every slot with the product's combine_polled. Only
+ * blocks that already took their ticket (so already issued their store) are
+ * waited on: no block waits for one that may not have started. */
+__global__ void __launch_bounds__(256, REDUX_CHUNKS_MIN_BLOCKS)
+ticket_slots_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, unsigned int *counter,
+                    unsigned long long *slots) {
+  __shared__ double scratch[256 / 32];
+  __shared__ bool is_last;
+  const int tid = threadIdx.x;
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    double acc = lane_sum_tiles<P, 4, kUnroll, true, true>(x, n, c, chunks, tid, 256, 0.0);
+    acc = block_reduce_sum<P, 256>(acc, scratch);
+    if (tid == 0) publish_slot(slots, c, acc);
+  }
+  if (tid == 0) {
+    is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    if (is_last) atomicExch(counter, 0u);
+  }
+  __syncthreads();
+  if (!is_last) return;
+  double r = combine_polled<P>(0.0, slots, tid, chunks, 256);
+  r = block_reduce_sum<P, 256>(r, scratch);
+  if (tid == 0) *y = (float)r;
+}
+
 __global__ void __launch_bounds__(256, REDUX_CHUNKS_MIN_BLOCKS)
 pdl_first(const float *__restrict__ x, int64_t n, int64_t chunks, double *partials) {
   __shared__ double scratch[256 / 32];
@@ -397,6 +426,11 @@ int main() {
       vs.push_back({"poll sleep 100", [=] { poll_kernel<100><<<gp, 256, 0, st>>>(x, y, n, chunks, slots); }});
       vs.push_back({"poll sleep 500", [=] { poll_kernel<500><<<gp, 256, 0, st>>>(x, y, n, chunks, slots); }});
       vs.push_back({"poll sleep 2000", [=] { poll_kernel<2000><<<gp, 256, 0, st>>>(x, y, n, chunks, slots); }});
+      unsigned long long *pslots = reinterpret_cast<unsigned long long *>(static_cast<char *>(ws) + (40u << 20));
+      CK(cudaMemset(pslots, 0, chunks * 16));
+      CK(cudaDeviceSynchronize());
+      const int gt = grid_for(ticket_slots_kernel, chunks, 0);
+      vs.push_back({"ticket+slots", [=] { ticket_slots_kernel<<<gt, 256, 0, st>>>(x, y, n, chunks, persist, pslots); }});
       vs.push_back({"pdl", [=] { launch_pdl(x, y, n, chunks, parts, gf, true, st); }});
       vs.push_back({"two kernels", [=] { launch_pdl(x, y, n, chunks, parts, gf, false, st); }});
       for (int g : {1, 3, 37}) { /* other grids: the same bits, and no hang */
@@ -405,6 +439,10 @@ int main() {
         float out = 0;
         CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
         printf("parts n=%-10lld poll grid %-8d y=%.9g\n", (long long)n, g, out);
+        ticket_slots_kernel<<<g, 256, 0, st>>>(x, y, n, chunks, persist, pslots);
+        CK(cudaStreamSynchronize(st));
+        CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
+        printf("parts n=%-10lld ticket+slots grid %-8d y=%.9g\n", (long long)n, g, out);
       }
       for (int round = 0; round < 2; ++round)
         for (auto &v : vs) {
