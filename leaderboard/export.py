@@ -39,21 +39,26 @@ namespace {
 // (a ticket counter or the polled finish's slots), which the kernel leaves
 // at zero (no zeroing per call). Keyed by the stream's process-unique id
 // (cudaStreamGetId), never shared between streams: two streams' kernels
-// could run at once. Kept here, in C++, so a
-// call costs one pybind call and one launch (the Python version of this
-// cache cost ~30 us of host time per call; in ranked mode, where Python
-// allocates between runs, that host time sometimes outlasted the L2 flush
-// and was timed). Leaked on purpose: tensors must not be freed after the
+// could run at once. Kept here, in C++, so a call costs one pybind call
+// and one launch (the Python version of this cache cost ~30 us of host time
+// per call; in ranked mode, where Python allocates between runs, that host
+// time sometimes outlasted the L2 flush and was timed). Leaked on purpose: tensors must not be freed after the
 // CUDA runtime shut down. One entry per stream and size a process uses.
 struct Scratch {
   torch::Tensor ws, counter;
 };
 
-Scratch scratch_for(const torch::Tensor &x, cudaStream_t stream) {
+// New scratch for x's size: the workspace and the counter words (a ticket
+// counter, or the polled finish's slots), zeroed.
+Scratch fresh_scratch(const torch::Tensor &x) {
   const redux_shape s{1, x.numel(), 1};
   const int64_t ws_bytes = (int64_t)redux::chunks_workspace_bytes(s, REDUX_F32, REDUX_F32);
-  // Counter words: a ticket counter, or the polled finish's slots.
   const int64_t words = std::max<int64_t>(1, (int64_t)redux::chunks_counters(s, REDUX_F32));
+  return {torch::empty({ws_bytes}, x.options().dtype(torch::kUInt8)),
+          torch::zeros({words}, x.options().dtype(torch::kInt32))};
+}
+
+Scratch scratch_for(const torch::Tensor &x, cudaStream_t stream) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   unsigned long long id = 0;
   if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone ||
@@ -61,18 +66,14 @@ Scratch scratch_for(const torch::Tensor &x, cudaStream_t stream) {
     (void)cudaGetLastError();
     // A graph capture (its replays may run beside this stream's own calls):
     // scratch of its own.
-    return {torch::empty({ws_bytes}, x.options().dtype(torch::kUInt8)), torch::zeros({words}, x.options().dtype(torch::kInt32))};
+    return fresh_scratch(x);
   }
   static std::mutex *mu = new std::mutex;
   static auto *cache = new std::map<std::tuple<int, unsigned long long, int64_t>, Scratch>;
   const std::lock_guard<std::mutex> lock(*mu);
   const auto key = std::make_tuple((int)x.get_device(), id, x.numel());
   auto it = cache->find(key);
-  if (it == cache->end()) {
-    Scratch fresh{torch::empty({ws_bytes}, x.options().dtype(torch::kUInt8)),
-                  torch::zeros({words}, x.options().dtype(torch::kInt32))};
-    it = cache->emplace(key, fresh).first;
-  }
+  if (it == cache->end()) it = cache->emplace(key, fresh_scratch(x)).first;
   return it->second;
 }
 }  // namespace

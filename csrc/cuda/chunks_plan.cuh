@@ -64,9 +64,8 @@ inline chunks_plan plan_chunks(redux_shape s, redux_dtype in) {
   p.items = s.outer * p.chunks;
   /* Integer inputs accumulate in integers: they keep the ticket. */
   p.polled = s.outer == 1 && p.chunks > 1 && in != REDUX_I64 && s.n * elem_bytes(in) <= kPollMaxBytes;
-  /* Counter words: the slots (two 64-bit words per chunk), else a ticket
-   * counter per row. */
-  p.f.segments = p.chunks == 1 ? 0 : p.polled ? 4 * p.chunks : s.outer;
+  /* Counter words: a slot per chunk, else a ticket counter per row. */
+  p.f.segments = p.chunks == 1 ? 0 : p.polled ? kSlotCounterWords * p.chunks : s.outer;
   p.f.partials = p.chunks > 1 && !p.polled ? p.items : 0;
   return p;
 }

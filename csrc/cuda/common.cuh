@@ -205,6 +205,10 @@ template <> struct pollable<dd> : std::true_type {};
 struct slot_words {
   unsigned long long w0, w1;
 };
+/* A slot's size in 64-bit words (its stride in the slots) and in the uint32
+ * counter words a plan counts. */
+constexpr int64_t kSlotU64 = sizeof(slot_words) / sizeof(unsigned long long);
+constexpr int64_t kSlotCounterWords = sizeof(slot_words) / sizeof(unsigned int);
 
 __device__ __forceinline__ unsigned long long slot_word(double v) {
   return ~(unsigned long long)(v != v ? 0x7fffffffffffffffll : __double_as_longlong(v));
@@ -229,15 +233,15 @@ __device__ __forceinline__ slot_words load_slot(const unsigned long long *slot) 
   return w;
 }
 
-/* Publishes a work item's partial into its slot (2 words per item). */
+/* Publishes a work item's partial into its slot. */
 __device__ __forceinline__ void publish_slot(unsigned long long *slots, int64_t item, double v) {
-  store_slot(slots + 2 * item, slot_word(v), ~0ull);
+  store_slot(slots + kSlotU64 * item, slot_word(v), ~0ull);
 }
 __device__ __forceinline__ void publish_slot(unsigned long long *slots, int64_t item, float v) {
-  store_slot(slots + 2 * item, slot_word(v), ~0ull);
+  store_slot(slots + kSlotU64 * item, slot_word(v), ~0ull);
 }
 __device__ __forceinline__ void publish_slot(unsigned long long *slots, int64_t item, dd v) {
-  store_slot(slots + 2 * item, slot_word(v.hi), slot_word(v.lo));
+  store_slot(slots + kSlotU64 * item, slot_word(v.hi), slot_word(v.lo));
 }
 
 /* Each word is single-copy atomic on its own, so a slot is full when both
@@ -260,14 +264,14 @@ __device__ __forceinline__ typename P::acc_t combine_polled(typename P::acc_t r,
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const int64_t k = k0 + b * stride;
-      if (k < count) w[b] = load_slot<typename P::acc_t>(slots + 2 * k);
+      if (k < count) w[b] = load_slot<typename P::acc_t>(slots + kSlotU64 * k);
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const int64_t k = k0 + b * stride;
       if (k >= count) continue;
-      while (!slot_full(w[b])) w[b] = load_slot<typename P::acc_t>(slots + 2 * k);
-      store_slot(slots + 2 * k, 0ull, 0ull);
+      while (!slot_full(w[b])) w[b] = load_slot<typename P::acc_t>(slots + kSlotU64 * k);
+      store_slot(slots + kSlotU64 * k, 0ull, 0ull);
       typename P::acc_t v;
       slot_value(w[b], &v);
       r = P::combine(r, v);
