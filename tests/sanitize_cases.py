@@ -15,7 +15,8 @@ from conftest import assert_matches, random_tensor  # noqa: E402
 
 PROBLEMS = [((1,), None), ((1000,), None), ((70_001,), None), ((300_007,), None),  # full, 1 and many chunks
             ((33, 7), [1]), ((17, 1000), [1]), ((5, 40_000), [1]),                   # short rows, long rows
-            ((1000, 33), [0]), ((3000, 64), [0]), ((7, 600, 5), [1]), ((64, 2), [0])]  # columns
+            ((1000, 33), [0]), ((3000, 64), [0]), ((7, 600, 5), [1]), ((64, 2), [0]),  # columns
+            ((1800, 256), [0])]  # columns in 7 chunks: the cluster finish (grid 0 on sm_90+)
 PAIRS = [(torch.float32, None), (torch.float64, None), (torch.float16, None), (torch.bfloat16, None),
          (torch.int64, None), (torch.float16, torch.float32), (torch.bfloat16, torch.float32),
          (torch.float32, torch.float64)]

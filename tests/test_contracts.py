@@ -56,6 +56,29 @@ def test_bits_independent_of_grid_both_finishes(device, dtype):
                 assert torch.equal(_raw(got), _raw(first)), f"n={n} grid={grid}"
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype,out", [(torch.float32, None), (torch.float64, None), (torch.float16, None),
+                                       (torch.bfloat16, None), (torch.int64, None), (torch.float32, torch.float64),
+                                       (torch.bfloat16, torch.float32)])
+def test_bits_independent_of_grid_both_column_finishes(device, dtype, out):
+    # Columns cut into 2..8 chunks are finished inside a thread block cluster
+    # on sm_90+ (csrc/cuda/sum_cols.cu) when the grid is whole clusters, else
+    # by the ticket. Grid 1 is never whole clusters, 840 always is (840 =
+    # lcm(2..8)), 0 lets the device choose (clusters on an H100/H200). These
+    # shapes cut into 2, 3, 5, 7 and 8 chunks (7: runs of unequal length in
+    # the finish). Twice each: a finish that left state behind would show.
+    problems = [((700, 1000), [0]), ((33, 2000, 35), [1]), ((3000, 40), [0]), ((1800, 1024), [0]),
+                ((2048, 1024), [0]), ((4, 1800, 300), [1])]
+    for shape, dim in problems:
+        x = random_tensor(shape, dtype, device, seed=17)
+        first = torch.ops.redux._sum_grid(x, dim, False, out, 0)
+        assert_matches(first, x, dim, dtype=out)
+        for grid in (1, 840, 7, 0):
+            for _ in range(2):
+                got = torch.ops.redux._sum_grid(x, dim, False, out, grid)
+                assert torch.equal(_raw(got), _raw(first)), f"shape={shape} grid={grid}"
+
+
 def test_cpu_bits_independent_of_thread_count():
     x = random_tensor((3_000_017,), torch.float32, "cpu", seed=13)
     y = random_tensor((300, 5000), torch.float32, "cpu", seed=14)

@@ -6,6 +6,7 @@
  *                     items, and the workspace it needs (counters, partials).
  *   grid_for          the grid a launch uses: forced, or filled from the
  *                     device's SM count and occupancy, balanced in waves.
+ *   cluster_fit       thread block clusters that fit at once (0: none).
  *   last_block_ticket the single-pass finish: a block publishes its partial
  *                     and learns whether it is the last of its segment.
  */
@@ -96,12 +97,17 @@ inline size_t workspace_bytes(const family_plan &p, size_t acc_bytes) {
  * 16-byte aligned (a polled finish stores 16-byte slots there): stream
  * counters that are not are passed over, a workspace that is not is an
  * error. cudaMalloc and torch's allocator align to 256 bytes or more. */
+inline redux_status check_workspace(const family_plan &p, const void *ws, size_t ws_bytes, size_t acc_bytes) {
+  if (ws_bytes < workspace_bytes(p, acc_bytes)) return REDUX_ERR_SHAPE;
+  if (p.segments != 0 && (uintptr_t)ws % 16 != 0) return REDUX_ERR_SHAPE;
+  return REDUX_OK;
+}
 template <typename acc_t>
 redux_status prepare_workspace(const family_plan &p, void *ws, size_t ws_bytes, unsigned int *stream_counters,
                                size_t stream_counters_len, cudaStream_t stream, unsigned int **counters,
                                acc_t **partials) {
-  if (ws_bytes < workspace_bytes(p, sizeof(acc_t))) return REDUX_ERR_SHAPE;
-  if (p.segments != 0 && (uintptr_t)ws % 16 != 0) return REDUX_ERR_SHAPE;
+  const redux_status ok = check_workspace(p, ws, ws_bytes, sizeof(acc_t));
+  if (ok != REDUX_OK) return ok;
   *partials = p.segments ? reinterpret_cast<acc_t *>(static_cast<char *>(ws) + counters_bytes(p)) : nullptr;
   if (p.segments == 0) {
     *counters = nullptr;
@@ -115,26 +121,73 @@ redux_status prepare_workspace(const family_plan &p, void *ws, size_t ws_bytes, 
   return REDUX_OK;
 }
 
-/* Blocks that fit on the current device at once for `kernel`: SM count x
- * occupancy, cached per thread by (device, kernel) since it is asked on
- * every launch (a device's answer never changes). */
-inline int64_t device_fit(const void *kernel, size_t smem) {
-  struct entry { const void *kernel; int dev; size_t smem; int64_t fit; };
+/* compute(dev) for (current device, kernel, key), cached per thread: the
+ * launch questions below are asked on every launch, and a device's answer
+ * never changes. One cache per kind of question (per Compute type).
+ * Returns `fallback` when there is no current device. */
+template <typename Compute>
+inline int64_t cached_device_answer(const void *kernel, size_t key, int64_t fallback, Compute compute) {
+  struct entry { const void *kernel; int dev; size_t key; int64_t value; };
   constexpr int kEntries = 64;
   thread_local entry cache[kEntries];
   thread_local int used = 0, next = 0;
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 1;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return fallback;
+  }
   for (int i = 0; i < used; ++i)
-    if (cache[i].kernel == kernel && cache[i].dev == dev && cache[i].smem == smem) return cache[i].fit;
-  int sms = 0, per_sm = 0;
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, smem);
-  const int64_t fit = (int64_t)(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
-  cache[next] = entry{kernel, dev, smem, fit};
+    if (cache[i].kernel == kernel && cache[i].dev == dev && cache[i].key == key) return cache[i].value;
+  const int64_t value = compute(dev);
+  cache[next] = entry{kernel, dev, key, value};
   next = (next + 1) % kEntries;
   if (used < kEntries) ++used;
-  return fit;
+  return value;
+}
+
+/* Blocks that fit on the current device at once for `kernel`: SM count x
+ * occupancy. */
+inline int64_t device_fit(const void *kernel, size_t smem) {
+  return cached_device_answer(kernel, smem, 1, [&](int dev) {
+    int sms = 0, per_sm = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, smem);
+    return (int64_t)(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
+  });
+}
+
+/* Clusters of `cluster` blocks of `kernel` (kBlock threads, no dynamic
+ * shared memory) that fit on the current device at once; 0 when it cannot
+ * run clusters: a GPU older than sm_90, or this kernel's code built from
+ * PTX for an older architecture (its cluster code compiled out). */
+template <typename K>
+int64_t cluster_fit(K kernel, int cluster) {
+  const void *k = reinterpret_cast<const void *>(kernel);
+  return cached_device_answer(k, (size_t)cluster, 0, [&](int dev) -> int64_t {
+    int major = 0;
+    cudaFuncAttributes fa{};
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaFuncGetAttributes(&fa, k) != cudaSuccess || major < 9 || fa.ptxVersion < 90) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = (unsigned)cluster;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.gridDim = dim3((unsigned)cluster);
+    cfg.blockDim = dim3(kBlock);
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return n;
+  });
 }
 
 /* Blocks for a launch of `kernel` over `items` work items. The grid never

@@ -14,17 +14,42 @@
  *                    in flight (lane_sum_column_vecs); the TY partial sums
  *                    of a column are then combined by a fixed tree in shared
  *                    memory. With one chunk the block writes the outputs;
- *                    otherwise it stores per-column partials and the last
- *                    block of (o, j) combines them: G threads per column,
- *                    each a run of consecutive chunks in chunk order, then
- *                    the G runs in order.
+ *                    otherwise the C chunks of a segment (o, j) are
+ *                    finished in one of two ways, with the same additions:
+ *                    - cluster finish (sm_90+, 2 <= C <= kColsClusterMax):
+ *                      the segment's C items run as the C blocks of one
+ *                      thread block cluster, block rank = chunk. Each keeps
+ *                      its chunk's column partials in shared memory; after
+ *                      a cluster barrier each block finishes a share of
+ *                      the tile's columns, reading the C partials of a
+ *                      column from the cluster's shared memory (DSMEM).
+ *                      No partials in global memory, no fence, no ticket;
+ *                      the hardware runs a cluster's blocks together, so
+ *                      the barrier cannot wait on a block not yet running.
+ *                    - ticket finish (otherwise): each block stores its
+ *                      per-column partials and the last block of (o, j)
+ *                      combines them: G threads per column, each a run of
+ *                      consecutive chunks in chunk order, then the G runs
+ *                      in order.
  *   plan_cols        the shape-only cut: TX from inner, the chunk count C
  *                    from (outer, n, inner), G from TX and C.
  * A column's order of additions depends on (TY, C, G) only, never on VEC,
- * the tile a column falls in, alignment, the cache hint or the grid.
+ * the tile a column falls in, alignment, the cache hint, the finish or the
+ * grid: the cluster finish adds the same runs in the same order.
  */
+#include <cooperative_groups.h>
+
 #include "common.cuh"
 #include "families.h"
+
+/* Thread block clusters and distributed shared memory: sm_90 and later. A
+ * build for older GPUs only has the ticket finish (the host checks the
+ * kernel's PTX version before it picks the cluster finish). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define REDUX_COLS_HAS_CLUSTERS 1
+#else
+#define REDUX_COLS_HAS_CLUSTERS 0
+#endif
 
 namespace redux {
 
@@ -56,6 +81,12 @@ constexpr int kColsUnroll = REDUX_COLS_UNROLL;
 #ifndef REDUX_COLS_MIN_BLOCKS
 #define REDUX_COLS_MIN_BLOCKS 4
 #endif
+/* Largest chunk count finished in a cluster (8: the portable cluster size);
+ * 0 or 1 turns the cluster finish off. Changes no bits. */
+#ifndef REDUX_COLS_CLUSTER_MAX
+#define REDUX_COLS_CLUSTER_MAX 8
+#endif
+constexpr int kColsClusterMax = REDUX_COLS_CLUSTER_MAX;
 template <typename acc_t>
 __host__ __device__ constexpr int cols_finish_batch() {
   return sizeof(acc_t) > 8 ? 1 : REDUX_COLS_FINISH_BATCH;
@@ -98,11 +129,61 @@ static family_plan cols_family_plan(redux_shape s, const cols_plan &c) {
   return p;
 }
 
+/* This block's rank in its cluster (0 without clusters). */
+__device__ __forceinline__ int64_t cluster_rank() {
+#if REDUX_COLS_HAS_CLUSTERS
+  return (int64_t)cooperative_groups::this_cluster().block_rank();
+#else
+  return 0;
+#endif
+}
+
+/* The cluster finish of segment (o, j), called by every thread of every
+ * block of the cluster after each block left its chunk's column partials in
+ * red[0, tile_cols) (block rank = chunk). Block r finishes columns
+ * [r * per, (r + 1) * per) of the tile, one thread per column: it reads the
+ * column's C partials from the blocks' shared memory and adds them exactly
+ * as the ticket finish does: runs of group_chunks consecutive chunks, each
+ * started from zero, then the runs in order. */
+template <typename P, typename Out>
+__device__ __forceinline__ void cols_cluster_finish(typename P::acc_t *red, Out *y, int64_t inner, int64_t o,
+                                                    int64_t col_base, int tile_cols, const cols_plan &cp) {
+#if REDUX_COLS_HAS_CLUSTERS
+  using acc_t = typename P::acc_t;
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int C = (int)cp.chunks;
+  /* Every block's partials are in its shared memory, visible cluster-wide. */
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  const int per = (tile_cols + C - 1) / C;
+  const int k = (int)cluster.block_rank() * per + (int)threadIdx.x;
+  const int64_t col = col_base + k;
+  if ((int)threadIdx.x < per && k < tile_cols && col < inner) {
+    const int gc = (int)cp.group_chunks;
+    acc_t r = P::zero(), run = P::zero();
+    for (int c = 0; c < C; ++c) {
+      run = P::combine(run, *cluster.map_shared_rank(red + k, (unsigned int)c));
+      if ((c + 1) % gc == 0 || c + 1 == C) { /* a run ends */
+        r = c < gc ? run : P::combine(r, run);
+        run = P::zero();
+      }
+    }
+    y[o * inner + col] = P::finish(r);
+  }
+  /* No block rewrites or leaves its shared memory while another reads it.
+   * Nothing is published here, so no release: each thread's remote loads
+   * have returned before it arrives (their values were added above). */
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+#else
+  __trap(); /* the host never picks the cluster finish for this build */
+#endif
+}
+
 template <typename In, typename Out, int VEC, bool STREAM>
 __global__ void __launch_bounds__(kBlock, REDUX_COLS_MIN_BLOCKS)
 sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t inner, cols_plan cp,
                 int64_t tiles, int64_t items, unsigned int *counters,
-                typename sum_policy<In, Out>::acc_t *partials) {
+                typename sum_policy<In, Out>::acc_t *partials, bool clustered) {
   using P = sum_policy<In, Out>;
   using acc_t = typename P::acc_t;
   __shared__ acc_t red[kBlock * VEC];
@@ -110,13 +191,17 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
   const int ty = threadIdx.x / cp.tx;
   const int tile_cols = cp.tx * VEC;
   const int64_t chunks = cp.chunks;
-
+  /* Blocks grid-stride over work items. Ticket finish: item = (o * chunks +
+   * c) * tiles + j. Cluster finish (launched with cluster dims C, the grid
+   * whole clusters): item = segment * C + rank, segment = o * tiles + j, and
+   * a block's rank in its cluster is its chunk c; the C blocks of a cluster
+   * take the C items of one segment in every round, and all take the same
+   * number of rounds. */
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    /* item = (o * chunks + c) * tiles + j */
-    const int64_t j = item % tiles;
-    const int64_t oc = item / tiles;
-    const int64_t c = oc % chunks;
-    const int64_t o = oc / chunks;
+    const int64_t seg = clustered ? item / chunks : 0;
+    const int64_t j = clustered ? seg % tiles : item % tiles;
+    const int64_t c = clustered ? cluster_rank() : (item / tiles) % chunks;
+    const int64_t o = clustered ? seg / tiles : (item / tiles) / chunks;
     const int64_t col0 = j * tile_cols + (int64_t)tx * VEC;
     /* This thread's rows: (c + k * chunks) * TY + ty < n, k = 0, 1, ... */
     const int64_t r0 = c * cp.ty + ty;
@@ -147,6 +232,10 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
         for (int v = 0; v < VEC; ++v)
           if (col0 + v < inner) y[o * inner + col0 + v] = P::finish(red[tx * VEC + v]);
       __syncthreads(); /* red is rewritten by the next item */
+      continue;
+    }
+    if (clustered) {
+      cols_cluster_finish<P, Out>(red, y, inner, o, j * tile_cols, tile_cols, cp);
       continue;
     }
     if (ty == 0)
@@ -198,16 +287,47 @@ struct launch_cols_fn {
     using acc_t = typename sum_policy<In, Out>::acc_t;
     const int64_t tiles = ceil_div(s.inner, (int64_t)c.tx * VEC);
     const int64_t items = s.outer * c.chunks * tiles;
+    const bool evict_first = stream_hint(s.outer * s.n * s.inner * (int64_t)sizeof(In));
+    auto kernel = evict_first ? sum_cols_kernel<In, Out, VEC, true> : sum_cols_kernel<In, Out, VEC, false>;
+    /* The cluster finish where the chunk count fits a cluster, the device
+     * and this build run clusters, and a forced grid is whole clusters. */
+    const int64_t C = c.chunks;
+    const int64_t clusters_fit = C >= 2 && C <= kColsClusterMax && grid % C == 0 ? cluster_fit(kernel, (int)C) : 0;
+    if (clusters_fit > 0) {
+      /* The same workspace contract as the ticket finish, which it does not use. */
+      const redux_status st = check_workspace(p, ws, ws_bytes, sizeof(acc_t));
+      if (st != REDUX_OK) return st;
+      int64_t g = grid;
+      if (g == 0) { /* as grid_for, in clusters */
+        const int64_t segments = items / C;
+        g = ceil_div(segments, ceil_div(segments, clusters_fit)) * C;
+      }
+      cudaLaunchAttribute attr{};
+      attr.id = cudaLaunchAttributeClusterDimension;
+      attr.val.clusterDim.x = (unsigned)C;
+      attr.val.clusterDim.y = 1;
+      attr.val.clusterDim.z = 1;
+      cudaLaunchConfig_t cfg{};
+      cfg.gridDim = dim3((unsigned)g);
+      cfg.blockDim = dim3(kBlock);
+      cfg.stream = stream;
+      cfg.attrs = &attr;
+      cfg.numAttrs = 1;
+      acc_t *no_partials = nullptr;
+      unsigned int *no_counters = nullptr;
+      if (cudaLaunchKernelEx(&cfg, kernel, static_cast<const In *>(x), static_cast<Out *>(y), s.n, s.inner, c, tiles,
+                             items, no_counters, no_partials, true) != cudaSuccess)
+        return REDUX_ERR_CUDA;
+      return launch_status();
+    }
     unsigned int *counters;
     acc_t *partials;
     const redux_status st = prepare_workspace(p, ws, ws_bytes, stream_counters, stream_counters_len, stream, &counters,
                                               &partials);
     if (st != REDUX_OK) return st;
-    const bool evict_first = stream_hint(s.outer * s.n * s.inner * (int64_t)sizeof(In));
-    auto kernel = evict_first ? sum_cols_kernel<In, Out, VEC, true> : sum_cols_kernel<In, Out, VEC, false>;
     const int g = grid_for(kernel, items, grid);
     kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.n, s.inner, c, tiles,
-                                     items, counters, partials);
+                                     items, counters, partials, false);
     return launch_status();
   }
 
