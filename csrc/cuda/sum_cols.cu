@@ -281,6 +281,32 @@ struct launch_cols_fn {
   int grid;
   cudaStream_t stream;
   cols_plan c;
+  cols_launch *describe; /* non-null: fill in the choice, launch nothing */
+
+  /* The finish and the grid. The cluster finish where the chunk count fits
+   * a cluster, the device and this build run clusters, and the grid is
+   * whole clusters: forced so, or chosen like grid_for in clusters. A
+   * chosen cluster grid must have at least the ticket grid's blocks: the
+   * hardware places whole clusters per GPC, so fewer may fit at once (at
+   * (8192, 8192) fp32, 8-block clusters fit in fewer than the 64 needed,
+   * and the two-wave grid of half the blocks lost 3 us; PERFORMANCE.md
+   * change 16). */
+  template <typename K>
+  cols_launch choose(K kernel, int64_t items) const {
+    cols_launch L{};
+    const int64_t C = c.chunks;
+    L.chunks = C;
+    L.ticket_grid = grid_for(kernel, items, grid);
+    L.clusters_fit = C >= 2 && C <= kColsClusterMax && grid % C == 0 ? cluster_fit(kernel, (int)C) : 0;
+    if (L.clusters_fit > 0) {
+      const int64_t segments = items / C;
+      const int64_t g = grid > 0 ? grid : ceil_div(segments, ceil_div(segments, L.clusters_fit)) * C;
+      L.clustered = grid > 0 || g >= L.ticket_grid;
+      if (L.clustered) L.grid = (int)g;
+    }
+    if (!L.clustered) L.grid = L.ticket_grid;
+    return L;
+  }
 
   template <typename In, typename Out, int VEC>
   redux_status launch(const family_plan &p) const {
@@ -289,26 +315,22 @@ struct launch_cols_fn {
     const int64_t items = s.outer * c.chunks * tiles;
     const bool evict_first = stream_hint(s.outer * s.n * s.inner * (int64_t)sizeof(In));
     auto kernel = evict_first ? sum_cols_kernel<In, Out, VEC, true> : sum_cols_kernel<In, Out, VEC, false>;
-    /* The cluster finish where the chunk count fits a cluster, the device
-     * and this build run clusters, and a forced grid is whole clusters. */
-    const int64_t C = c.chunks;
-    const int64_t clusters_fit = C >= 2 && C <= kColsClusterMax && grid % C == 0 ? cluster_fit(kernel, (int)C) : 0;
-    if (clusters_fit > 0) {
+    const cols_launch L = choose(kernel, items);
+    if (describe != nullptr) {
+      *describe = L;
+      return REDUX_OK;
+    }
+    if (L.clustered) {
       /* The same workspace contract as the ticket finish, which it does not use. */
       const redux_status st = check_workspace(p, ws, ws_bytes, sizeof(acc_t));
       if (st != REDUX_OK) return st;
-      int64_t g = grid;
-      if (g == 0) { /* as grid_for, in clusters */
-        const int64_t segments = items / C;
-        g = ceil_div(segments, ceil_div(segments, clusters_fit)) * C;
-      }
       cudaLaunchAttribute attr{};
       attr.id = cudaLaunchAttributeClusterDimension;
-      attr.val.clusterDim.x = (unsigned)C;
+      attr.val.clusterDim.x = (unsigned)c.chunks;
       attr.val.clusterDim.y = 1;
       attr.val.clusterDim.z = 1;
       cudaLaunchConfig_t cfg{};
-      cfg.gridDim = dim3((unsigned)g);
+      cfg.gridDim = dim3((unsigned)L.grid);
       cfg.blockDim = dim3(kBlock);
       cfg.stream = stream;
       cfg.attrs = &attr;
@@ -325,9 +347,8 @@ struct launch_cols_fn {
     const redux_status st = prepare_workspace(p, ws, ws_bytes, stream_counters, stream_counters_len, stream, &counters,
                                               &partials);
     if (st != REDUX_OK) return st;
-    const int g = grid_for(kernel, items, grid);
-    kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.n, s.inner, c, tiles,
-                                     items, counters, partials, false);
+    kernel<<<L.grid, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.n, s.inner, c, tiles,
+                                          items, counters, partials, false);
     return launch_status();
   }
 
@@ -343,8 +364,14 @@ struct launch_cols_fn {
 redux_status launch_cols(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
                          size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
                          cudaStream_t stream) {
-  return dispatch_pair(in, out,
-                       launch_cols_fn{x, y, ws, ws_bytes, counters, counters_len, s, grid, stream, plan_cols(s, in)});
+  return dispatch_pair(in, out, launch_cols_fn{x, y, ws, ws_bytes, counters, counters_len, s, grid, stream,
+                                               plan_cols(s, in), nullptr});
+}
+
+redux_status describe_cols(const void *x, redux_shape s, redux_dtype in, redux_dtype out, int grid,
+                           cols_launch *choice) {
+  return dispatch_pair(in, out, launch_cols_fn{x, nullptr, nullptr, 0, nullptr, 0, s, grid, nullptr,
+                                               plan_cols(s, in), choice});
 }
 
 size_t cols_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out) {

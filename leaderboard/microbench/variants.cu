@@ -52,6 +52,7 @@
 
 #include "chunks_plan.cuh"
 #include "common.cuh"
+#include "families.h"
 #include "redux/redux.h"
 
 #define CK(x)                                                                      \
@@ -531,8 +532,13 @@ int main() {
         auto t = T.time([&] {
           redux_cuda_sum(REDUX_COLS, x, y, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, dt, dt, 0, st);
         });
-        printf("cols %s (%lld,%lld,%lld) redux  median %8.2f us  mean %8.2f us  %7.1f GB/s\n", tnames[ti],
-               (long long)s.outer, (long long)s.n, (long long)s.inner, t.first, t.second, bytes / t.first / 1e3);
+        cols_launch L{};
+        describe_cols(x, s, dt, dt, 0, &L);
+        printf("cols %s (%lld,%lld,%lld) redux  median %8.2f us  mean %8.2f us  %7.1f GB/s  (%s finish, grid %d;"
+               " chunks %lld, clusters fit %lld, ticket grid %d)\n",
+               tnames[ti], (long long)s.outer, (long long)s.n, (long long)s.inner, t.first, t.second,
+               bytes / t.first / 1e3, L.clustered ? "cluster" : "ticket", L.grid, (long long)L.chunks,
+               (long long)L.clusters_fit, L.ticket_grid);
       }
     }
   }
