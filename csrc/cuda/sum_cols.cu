@@ -23,9 +23,10 @@
  *                      a cluster barrier each block finishes a share of
  *                      the tile's columns, reading the C partials of a
  *                      column from the cluster's shared memory (DSMEM).
- *                      No partials in global memory, no fence, no ticket;
- *                      the hardware runs a cluster's blocks together, so
- *                      the barrier cannot wait on a block not yet running.
+ *                      No partials in global memory and no ticket (the
+ *                      barrier's release is still a fence); the hardware
+ *                      runs a cluster's blocks together, so the barrier
+ *                      cannot wait on a block not yet running.
  *                    - ticket finish (otherwise): each block stores its
  *                      per-column partials and the last block of (o, j)
  *                      combines them: G threads per column, each a run of
@@ -337,10 +338,10 @@ struct launch_cols_fn {
       cfg.numAttrs = 1;
       acc_t *no_partials = nullptr;
       unsigned int *no_counters = nullptr;
-      if (cudaLaunchKernelEx(&cfg, kernel, static_cast<const In *>(x), static_cast<Out *>(y), s.n, s.inner, c, tiles,
-                             items, no_counters, no_partials, true) != cudaSuccess)
-        return REDUX_ERR_CUDA;
-      return launch_status();
+      const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, static_cast<const In *>(x), static_cast<Out *>(y), s.n,
+                                               s.inner, c, tiles, items, no_counters, no_partials, true);
+      const redux_status launched = launch_status(); /* also clears a launch error */
+      return e == cudaSuccess ? launched : REDUX_ERR_CUDA;
     }
     unsigned int *counters;
     acc_t *partials;
