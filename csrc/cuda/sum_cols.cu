@@ -88,14 +88,6 @@ constexpr int kColsUnroll = REDUX_COLS_UNROLL;
 #define REDUX_COLS_CLUSTER_MAX 8
 #endif
 constexpr int kColsClusterMax = REDUX_COLS_CLUSTER_MAX;
-/* How the cluster finish moves the partials (changes no bits): 1, each
- * block pushes them into the finishing blocks' shared memory with st.async,
- * counted by an mbarrier there (no fence); 0, a release/acquire cluster
- * barrier, then each finishing thread loads them from the other blocks'
- * shared memory (the barrier's release is a MEMBAR.GPU). */
-#ifndef REDUX_COLS_CLUSTER_PUSH
-#define REDUX_COLS_CLUSTER_PUSH 1
-#endif
 template <typename acc_t>
 __host__ __device__ constexpr int cols_finish_batch() {
   return sizeof(acc_t) > 8 ? 1 : REDUX_COLS_FINISH_BATCH;
@@ -147,123 +139,42 @@ __device__ __forceinline__ int64_t cluster_rank() {
 #endif
 }
 
-#if REDUX_COLS_HAS_CLUSTERS
-/* Cluster barriers: with release/acquire (publishes this thread's shared
- * memory writes to the cluster), or relaxed (only "everyone got here"). */
-__device__ __forceinline__ void cluster_sync_release_acquire() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void cluster_sync_relaxed() {
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
-}
-/* mbarrier and st.async plumbing (shared::cta / shared::cluster addresses). */
-__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ uint32_t cluster_smem(uint32_t local, uint32_t rank) {
-  uint32_t a;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(a) : "r"(local), "r"(rank));
-  return a;
-}
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done = 0;
-  while (!done)
-    asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
-                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-}
-/* Stores v at `addr` in another block's shared memory; the store counts its
- * bytes on that block's mbarrier `bar`. */
-__device__ __forceinline__ void st_async(uint32_t addr, double v, uint32_t bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(addr),
-               "l"(__double_as_longlong(v)), "r"(bar) : "memory");
-}
-__device__ __forceinline__ void st_async(uint32_t addr, float v, uint32_t bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(addr),
-               "r"(__float_as_uint(v)), "r"(bar) : "memory");
-}
-__device__ __forceinline__ void st_async(uint32_t addr, unsigned long long v, uint32_t bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(addr), "l"(v),
-               "r"(bar) : "memory");
-}
-__device__ __forceinline__ void st_async(uint32_t addr, dd v, uint32_t bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b64 [%0], {%1, %2}, [%3];" ::"r"(addr),
-               "l"(__double_as_longlong(v.hi)), "l"(__double_as_longlong(v.lo)), "r"(bar) : "memory");
-}
-#endif
-
-/* Chunk partials of one column, C of them, added as the ticket finish adds
- * them: runs of gc consecutive chunks, each started from zero, then the
- * runs in order. part(c) gives chunk c's partial. */
-template <typename P, typename Part>
-__device__ __forceinline__ typename P::acc_t add_chunk_runs(int C, int gc, Part part) {
-  typename P::acc_t r = P::zero(), run = P::zero();
-  for (int c = 0; c < C; ++c) {
-    run = P::combine(run, part(c));
-    if ((c + 1) % gc == 0 || c + 1 == C) { /* a run ends */
-      r = c < gc ? run : P::combine(r, run);
-      run = P::zero();
-    }
-  }
-  return r;
-}
-
-/* Room the push finish needs per block: C * per <= tile_cols + C - 1. */
-constexpr int kColsRecv = kBlock + kColsClusterMax;
-
 /* The cluster finish of segment (o, j), called by every thread of every
  * block of the cluster after each block left its chunk's column partials in
- * red[0, tile_cols) (block rank = chunk). Block q finishes columns
- * [q * per, (q + 1) * per) of the tile, one thread per column, adding the
- * column's C partials with add_chunk_runs. The partials reach it either
- * pushed (REDUX_COLS_CLUSTER_PUSH: every block st.async-stores its slice
- * for block q into q's recv, [chunk][column] order, and q waits on its
- * mbarrier `bar` for C * per partials, phase parity `parity`), or pulled
- * (a release/acquire barrier, then loads from the other blocks' red). */
+ * red[0, tile_cols) (block rank = chunk). Block r finishes columns
+ * [r * per, (r + 1) * per) of the tile, one thread per column: it reads the
+ * column's C partials from the blocks' shared memory and adds them exactly
+ * as the ticket finish does: runs of group_chunks consecutive chunks, each
+ * started from zero, then the runs in order. */
 template <typename P, typename Out>
-__device__ __forceinline__ void cols_cluster_finish(typename P::acc_t *red, typename P::acc_t *recv, uint64_t *bar,
-                                                    uint32_t parity, Out *y, int64_t inner, int64_t o,
+__device__ __forceinline__ void cols_cluster_finish(typename P::acc_t *red, Out *y, int64_t inner, int64_t o,
                                                     int64_t col_base, int tile_cols, const cols_plan &cp) {
 #if REDUX_COLS_HAS_CLUSTERS
   using acc_t = typename P::acc_t;
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   const int C = (int)cp.chunks;
+  /* Every block's partials are in its shared memory, visible cluster-wide. */
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
   const int per = (tile_cols + C - 1) / C;
-  const int rank = (int)cluster.block_rank();
-  const int k = rank * per + (int)threadIdx.x;
+  const int k = (int)cluster.block_rank() * per + (int)threadIdx.x;
   const int64_t col = col_base + k;
-  const bool finishes = (int)threadIdx.x < per && k < tile_cols && col < inner;
-  acc_t r;
-#if REDUX_COLS_CLUSTER_PUSH
-  /* Entries past the tile (k >= tile_cols) are sent too, so every block
-   * expects the same byte count; they are never added into an output. */
-  const uint32_t bar_local = smem_u32(bar);
-  const uint32_t recv_local = smem_u32(recv + rank * per);
-  for (int i = threadIdx.x; i < C * per; i += kBlock) {
-    const int q = i / per, t = i - q * per;
-    st_async(cluster_smem(recv_local + t * (uint32_t)sizeof(acc_t), (uint32_t)q), red[q * per + t],
-             cluster_smem(bar_local, (uint32_t)q));
+  if ((int)threadIdx.x < per && k < tile_cols && col < inner) {
+    const int gc = (int)cp.group_chunks;
+    acc_t r = P::zero(), run = P::zero();
+    for (int c = 0; c < C; ++c) {
+      run = P::combine(run, *cluster.map_shared_rank(red + k, (unsigned int)c));
+      if ((c + 1) % gc == 0 || c + 1 == C) { /* a run ends */
+        r = c < gc ? run : P::combine(r, run);
+        run = P::zero();
+      }
+    }
+    y[o * inner + col] = P::finish(r);
   }
-  if (threadIdx.x == 0) mbar_arrive_expect_tx(bar_local, (uint32_t)(C * per * sizeof(acc_t)));
-  mbar_wait(bar_local, parity);
-  if (finishes) r = add_chunk_runs<P>(C, (int)cp.group_chunks, [&](int c) { return recv[c * per + threadIdx.x]; });
-#else
-  cluster_sync_release_acquire(); /* every block's partials are visible */
-  if (finishes)
-    r = add_chunk_runs<P>(C, (int)cp.group_chunks,
-                          [&](int c) { return *cluster.map_shared_rank(red + k, (unsigned int)c); });
-#endif
-  if (finishes) y[o * inner + col] = P::finish(r);
-  /* Before any block rewrites red or recv (next segment) or leaves (its
-   * shared memory may still be read or written): everyone is done with this
-   * segment. Nothing to publish, so relaxed: each thread's remote loads
-   * have returned (their values were added above), and each block's
-   * incoming stores completed before its mbarrier phase did. */
-  cluster_sync_relaxed();
+  /* No block rewrites or leaves its shared memory while another reads it.
+   * Nothing is published here, so no release: each thread's remote loads
+   * have returned before it arrives (their values were added above). */
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
 #else
   __trap(); /* the host never picks the cluster finish for this build */
 #endif
@@ -277,16 +188,6 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
   using P = sum_policy<In, Out>;
   using acc_t = typename P::acc_t;
   __shared__ acc_t red[kBlock * VEC];
-  __shared__ __align__(16) acc_t recv[REDUX_COLS_CLUSTER_PUSH ? kColsRecv : 1]; /* the push finish's inbox */
-  __shared__ uint64_t recv_bar;                                                   /* and its mbarrier */
-  uint32_t parity = 0;
-#if REDUX_COLS_HAS_CLUSTERS && REDUX_COLS_CLUSTER_PUSH
-  if (clustered) { /* the mbarrier is initialized before any block of the cluster stores to it */
-    if (threadIdx.x == 0) mbar_init(smem_u32(&recv_bar), 1);
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    cluster_sync_relaxed();
-  }
-#endif
   const int tx = threadIdx.x % cp.tx;
   const int ty = threadIdx.x / cp.tx;
   const int tile_cols = cp.tx * VEC;
@@ -335,8 +236,7 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
       continue;
     }
     if (clustered) {
-      cols_cluster_finish<P, Out>(red, recv, &recv_bar, parity, y, inner, o, j * tile_cols, tile_cols, cp);
-      parity ^= 1u;
+      cols_cluster_finish<P, Out>(red, y, inner, o, j * tile_cols, tile_cols, cp);
       continue;
     }
     if (ty == 0)
