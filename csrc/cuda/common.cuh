@@ -160,14 +160,12 @@ inline int64_t device_fit(const void *kernel, size_t smem) {
  * shared memory) that fit on the current device at once; 0 when it cannot
  * run clusters: a GPU older than sm_90, or this kernel's code built from
  * PTX for an older architecture (its cluster code compiled out). */
-template <typename K>
-int64_t cluster_fit(K kernel, int cluster) {
-  const void *k = reinterpret_cast<const void *>(kernel);
-  return cached_device_answer(k, (size_t)cluster, 0, [&](int dev) -> int64_t {
+inline int64_t cluster_fit(const void *kernel, int cluster) {
+  return cached_device_answer(kernel, (size_t)cluster, 0, [&](int dev) -> int64_t {
     int major = 0;
     cudaFuncAttributes fa{};
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaFuncGetAttributes(&fa, k) != cudaSuccess || major < 9 || fa.ptxVersion < 90) {
+        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || major < 9 || fa.ptxVersion < 90) {
       (void)cudaGetLastError();
       return 0;
     }

@@ -298,7 +298,8 @@ struct launch_cols_fn {
     const int64_t C = c.chunks;
     L.chunks = C;
     L.ticket_grid = grid_for(kernel, items, grid);
-    L.clusters_fit = C >= 2 && C <= kColsClusterMax && grid % C == 0 ? cluster_fit(kernel, (int)C) : 0;
+    const bool can = C >= 2 && C <= kColsClusterMax && grid % C == 0;
+    L.clusters_fit = can ? cluster_fit(reinterpret_cast<const void *>(kernel), (int)C) : 0;
     if (L.clusters_fit > 0) {
       const int64_t segments = items / C;
       const int64_t g = grid > 0 ? grid : ceil_div(segments, ceil_div(segments, L.clusters_fit)) * C;
