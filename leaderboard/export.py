@@ -42,8 +42,9 @@ namespace {
 // could run at once. Kept here, in C++, so a call costs one pybind call
 // and one launch (the Python version of this cache cost ~30 us of host time
 // per call; in ranked mode, where Python allocates between runs, that host
-// time sometimes outlasted the L2 flush and was timed). Leaked on purpose: tensors must not be freed after the
-// CUDA runtime shut down. One entry per stream and size a process uses.
+// time sometimes outlasted the L2 flush and was timed). Leaked on purpose:
+// tensors must not be freed after the CUDA runtime shut down. One entry per
+// stream and size a process uses.
 struct Scratch {
   torch::Tensor ws, counter;
 };
