@@ -30,13 +30,17 @@
  *                 a __nanosleep backoff option), the ticket without its
  *                 fence over polled slots, a PDL second kernel, and the
  *                 same two kernels without PDL.
+ *   trace         the product's two finishes (and three candidates) with
+ *                 %globaltimer stamps: when each block's loads returned,
+ *                 when the finishing block saw every partial, its tree and
+ *                 its store, against the event time.
  *
  * Build and run (on the GPU machine; `STEPS=variants bash
  * leaderboard/device_check.sh` does it):
  *   nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda \
  *        leaderboard/microbench/variants.cu csrc/cuda/*.cu csrc/cpu/status.c \
  *        -o /tmp/variants && /tmp/variants
- * VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts picks sections; VARIANTS_ONLY_REDUX=1
+ * VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,trace picks sections; VARIANTS_ONLY_REDUX=1
  * times only the product among the sums. sweep.sh (full or cols) rebuilds
  * it with the kernels' -D build constants (sum_full.cu, sum_cols.cu) varied.
  */
@@ -317,6 +321,201 @@ void launch_pdl(const float *x, float *y, int64_t n, int64_t chunks, double *par
   CK(cudaLaunchKernelEx(&cfg, pdl_second, y, chunks, static_cast<const double *>(partials)));
 }
 
+/* ---- the finish on a clock: where the time after the loop goes ---------
+ * trace_kernel is the product's full sum (its plan and main loop, its
+ * publish_slot / combine_polled and last_block_ticket) with %globaltimer
+ * stamps: per block its entry, its tree done (so every load of its chunk
+ * returned) and its partial published (ticket: its ticket taken); for the
+ * finishing block the start of its wait, every partial seen, its tree done,
+ * and its final store performed (after a fence). MODE:
+ *   0  polled, the grid's last block waits after its own chunk (the product
+ *      up to 64 MiB);
+ *   1  ticket, the last block to take a ticket combines (the product above);
+ *   2  polled, one extra block that reads nothing and only waits;
+ *   3  polled, the last block waits with ONE warp (lane l combines slots l,
+ *      l + 32, ... in order, then a warp tree): other bits, timing only;
+ *   4  as 0 with the block trees' second stage over the 8 warps only (3
+ *      shuffle levels, not 5: the same bits);
+ *   5  as 0 with the slots stored and polled under an L2 evict_last policy
+ *      (are slot lines pushed out of L2 by the stream at large sizes?);
+ *   6  as 0, but the slots are emptied after the final store, not while
+ *      they are combined (the same bits);
+ *   7  as 6 with the trees of 4;
+ *   8  as 0, but a thread waits on all of its batch's slots at once,
+ *      reloading every empty one each round (the same order and bits);
+ *   9  as 8 with the trees of 4. */
+__device__ __forceinline__ unsigned long long gtime() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+  return t;
+}
+
+__device__ __forceinline__ unsigned long long keep_policy() {
+  unsigned long long pol;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+__device__ __forceinline__ void publish_keep(unsigned long long *slots, int64_t c, double v) {
+  asm volatile("st.relaxed.gpu.global.L2::cache_hint.v2.u64 [%0], {%1, %2}, %3;" ::"l"(slots + kSlotU64 * c),
+               "l"(slot_word(v)), "l"(~0ull), "l"(keep_policy())
+               : "memory");
+}
+__device__ __forceinline__ unsigned long long load_keep(const unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(v) : "l"(p), "l"(keep_policy()) : "memory");
+  return v;
+}
+/* combine_polled's order, evict_last loads, one slot in flight per thread (2 per thread here). */
+__device__ __forceinline__ double combine_keep(unsigned long long *slots, int64_t first, int64_t count, int64_t stride) {
+  double r = 0.0;
+  for (int64_t k = first; k < count; k += stride) {
+    unsigned long long w = load_keep(slots + kSlotU64 * k);
+    while (w == 0) w = load_keep(slots + kSlotU64 * k);
+    store_slot(slots + kSlotU64 * k, 0ull, 0ull);
+    double v;
+    slot_value(slot_words{w, ~0ull}, &v);
+    r += v;
+  }
+  return r;
+}
+
+/* combine_polled's loads and order, without emptying the slots. */
+__device__ __forceinline__ double combine_seen(unsigned long long *slots, int64_t first, int64_t count, int64_t stride) {
+  constexpr int B = 8;
+  double r = 0.0;
+  for (int64_t k0 = first; k0 < count; k0 += B * stride) {
+    slot_words w[B];
+#pragma unroll
+    for (int b = 0; b < B; ++b)
+      if (k0 + b * stride < count) w[b] = load_slot<double>(slots + kSlotU64 * (k0 + b * stride));
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      const int64_t k = k0 + b * stride;
+      if (k >= count) continue;
+      while (!slot_full(w[b])) w[b] = load_slot<double>(slots + kSlotU64 * k);
+      double v;
+      slot_value(w[b], &v);
+      r += v;
+    }
+  }
+  return r;
+}
+
+/* combine_polled's order; all of a batch's empty slots polled together. */
+__device__ __forceinline__ double combine_all(unsigned long long *slots, int64_t first, int64_t count, int64_t stride) {
+  constexpr int B = 8;
+  double r = 0.0;
+  for (int64_t k0 = first; k0 < count; k0 += B * stride) {
+    slot_words w[B];
+#pragma unroll
+    for (int b = 0; b < B; ++b)
+      w[b] = k0 + b * stride < count ? load_slot<double>(slots + kSlotU64 * (k0 + b * stride)) : slot_words{~0ull, ~0ull};
+    for (;;) {
+      bool full = true;
+#pragma unroll
+      for (int b = 0; b < B; ++b) full = full && slot_full(w[b]);
+      if (full) break;
+#pragma unroll
+      for (int b = 0; b < B; ++b)
+        if (!slot_full(w[b])) w[b] = load_slot<double>(slots + kSlotU64 * (k0 + b * stride));
+    }
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      const int64_t k = k0 + b * stride;
+      if (k >= count) continue;
+      store_slot(slots + kSlotU64 * k, 0ull, 0ull);
+      double v;
+      slot_value(w[b], &v);
+      r += v;
+    }
+  }
+  return r;
+}
+
+template <typename PP, int BLOCK, int WIDTH2>
+__device__ __forceinline__ double block_reduce_w(double v, double *scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  v = warp_reduce_sum<PP>(v, 32);
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < BLOCK / 32 ? scratch[lane] : 0.0;
+    v = warp_reduce_sum<PP>(v, WIDTH2);
+  }
+  __syncthreads();
+  return v;
+}
+
+template <int MODE>
+__global__ void __launch_bounds__(256, REDUX_CHUNKS_MIN_BLOCKS)
+trace_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, unsigned int *counter,
+             unsigned long long *slots, double *partials, unsigned long long *ts) {
+  __shared__ double scratch[256 / 32];
+  const int tid = threadIdx.x;
+  constexpr int W2 = (MODE == 4 || MODE == 7 || MODE == 9) ? 8 : 32;
+  unsigned long long *mine = ts + 4 * blockIdx.x;
+  if (tid == 0) mine[0] = gtime();
+  const bool waiter_only = MODE == 2 && blockIdx.x == gridDim.x - 1;
+  const unsigned int workers = MODE == 2 ? gridDim.x - 1 : gridDim.x;
+  if (!waiter_only)
+    for (int64_t c = blockIdx.x; c < chunks; c += workers) {
+      double acc = lane_sum_tiles<P, 4, kUnroll, true, true>(x, n, c, chunks, tid, 256, 0.0);
+      acc = block_reduce_w<P, 256, W2>(acc, scratch);
+      if (tid == 0) {
+        mine[1] = gtime();
+        if (MODE == 1) partials[c] = acc;
+        else if (MODE == 5) publish_keep(slots, c, acc);
+        else publish_slot(slots, c, acc);
+      }
+    }
+  if (MODE == 1) {
+    __syncthreads();
+    const bool last = last_block_ticket(counter, 0, gridDim.x);
+    if (tid == 0) mine[2] = gtime();
+    if (!last) return;
+  } else {
+    if (tid == 0) mine[2] = gtime();
+    if (blockIdx.x != gridDim.x - 1) return;
+  }
+  unsigned long long *w = ts + 4 * gridDim.x;
+  if (tid == 0) w[0] = gtime();
+  double r;
+  if (MODE == 1) {
+    r = combine_strided<P>(0.0, partials, tid, chunks, 256);
+  } else if (MODE == 3) {
+    if (tid >= 32) return;
+    r = combine_polled<P>(0.0, slots, tid, chunks, 32);
+    if (tid == 0) w[1] = gtime();
+    r = warp_reduce_sum<P>(r, 32);
+    if (tid == 0) {
+      w[2] = gtime();
+      *y = (float)r;
+      __threadfence();
+      w[3] = gtime();
+    }
+    return;
+  } else if (MODE == 5) {
+    r = combine_keep(slots, tid, chunks, 256);
+  } else if (MODE >= 8) {
+    r = combine_all(slots, tid, chunks, 256);
+  } else if (MODE >= 6) {
+    r = combine_seen(slots, tid, chunks, 256);
+  } else {
+    r = combine_polled<P>(0.0, slots, tid, chunks, 256);
+  }
+  __syncthreads();
+  if (tid == 0) w[1] = gtime();
+  r = block_reduce_w<P, 256, W2>(r, scratch);
+  if (tid == 0) {
+    w[2] = gtime();
+    *y = (float)r;
+    __threadfence();
+    w[3] = gtime();
+  }
+  if (MODE == 6 || MODE == 7)
+    for (int64_t k = tid; k < chunks; k += 256) store_slot(slots + kSlotU64 * k, 0ull, 0ull);
+}
+
 struct Timer {
   void *fillbuf;
   cudaEvent_t a, b;
@@ -455,6 +654,84 @@ int main() {
                  t.first, t.second, out);
         }
     }
+  }
+
+  if (want("trace")) {
+    printf("== the finish on a clock (trace_kernel; medians over 100 calls, us; t0 = first block's entry)\n");
+    printf("trace %-10s %-14s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s  %s\n", "n", "mode", "event", "entry",
+           "tree50", "treeMax", "seen", "tree2", "store", "end", "launch", "wLast", "y");
+    const char *mode_names[] = {"poll", "ticket", "poll+waiter", "poll warp", "poll w2=8", "poll keep", "poll late reset",
+                                "late reset w2=8", "poll all", "poll all w2=8"};
+    unsigned long long *ts;
+    CK(cudaMalloc(&ts, 8 * 4 * 4096));
+    unsigned long long *tslots = reinterpret_cast<unsigned long long *>(static_cast<char *>(ws) + (48u << 20));
+    double *tparts = reinterpret_cast<double *>(static_cast<char *>(ws) + (56u << 20));
+    unsigned int *tcount = reinterpret_cast<unsigned int *>(static_cast<char *>(ws) + (60u << 20));
+    CK(cudaMemset(tcount, 0, 256));
+    for (int64_t n : {(int64_t)1638400, (int64_t)3276800, (int64_t)6553600, (int64_t)13107200, (int64_t)26214400,
+                      (int64_t)52428800}) {
+      const redux_shape s{1, n, 1};
+      const int64_t chunks = plan_chunks(s, REDUX_F32).chunks;
+      CK(cudaMemset(tslots, 0, chunks * 16));
+      for (int mode = 0; mode < 10; ++mode) {
+        if (getenv("TRACE_MODES") && !strchr(getenv("TRACE_MODES"), '0' + mode)) continue;
+        auto k = mode == 0 ? trace_kernel<0> : mode == 1 ? trace_kernel<1> : mode == 2 ? trace_kernel<2>
+                 : mode == 3 ? trace_kernel<3> : mode == 4 ? trace_kernel<4> : mode == 5 ? trace_kernel<5>
+                 : mode == 6 ? trace_kernel<6> : mode == 7 ? trace_kernel<7> : mode == 8 ? trace_kernel<8>
+                 : trace_kernel<9>;
+        int g = grid_for(k, chunks, 0);
+        if (mode == 2) g = (int)std::min<int64_t>(chunks, device_fit(reinterpret_cast<const void *>(k), 0) - 1) + 1;
+        std::vector<double> ev, entry, t50, tmax, seen, tree2, store, end, launch, wl;
+        float out = 0;
+        for (int rep = 0; rep < 103; ++rep) {
+          CK(cudaStreamSynchronize(st));
+          CK(cudaMemsetAsync(T.fillbuf, rep & 0xff, 256u << 20, st));
+          CK(cudaEventRecord(T.a, st));
+          k<<<g, 256, 0, st>>>(x, y, n, chunks, tcount, tslots, tparts, ts);
+          CK(cudaEventRecord(T.b, st));
+          CK(cudaEventSynchronize(T.b));
+          if (rep < 3) continue;
+          float ms = 0;
+          CK(cudaEventElapsedTime(&ms, T.a, T.b));
+          std::vector<unsigned long long> h(4 * (g + 1));
+          CK(cudaMemcpy(h.data(), ts, h.size() * 8, cudaMemcpyDeviceToHost));
+          CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
+          const int workers = mode == 2 ? g - 1 : g;
+          unsigned long long t0 = ~0ull, e1 = 0;
+          std::vector<double> td;
+          int last_b = 0;
+          for (int b = 0; b < g; ++b) { t0 = std::min(t0, h[4 * b]); e1 = std::max(e1, h[4 * b]); }
+          for (int b = 0; b < workers; ++b) {
+            td.push_back((h[4 * b + 1] - t0) * 1e-3);
+            if (h[4 * b + 1] > h[4 * last_b + 1]) last_b = b;
+          }
+          std::sort(td.begin(), td.end());
+          const unsigned long long *wv = h.data() + 4 * g;
+          const double tm = td.back();
+          ev.push_back(ms * 1e3);
+          entry.push_back((e1 - t0) * 1e-3);
+          t50.push_back(td[td.size() / 2]);
+          tmax.push_back(tm);
+          seen.push_back((wv[1] - t0) * 1e-3 - tm);
+          tree2.push_back((wv[2] - wv[1]) * 1e-3);
+          store.push_back((wv[3] - wv[2]) * 1e-3);
+          end.push_back((wv[3] - t0) * 1e-3);
+          launch.push_back(ms * 1e3 - (wv[3] - t0) * 1e-3);
+          wl.push_back(last_b == g - 1 ? 1.0 : 0.0);
+        }
+        auto med = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; };
+        double wsum = 0;
+        for (double v : wl) wsum += v;
+        printf("trace %-10lld %-14s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %5.0f%%  %.9g\n",
+               (long long)n, mode_names[mode], med(ev), med(entry), med(t50), med(tmax), med(seen), med(tree2),
+               med(store), med(end), med(launch), 100.0 * wsum / wl.size(), out);
+      }
+    }
+    printf("# event: the competition-style time; entry: last block's entry; tree50 / treeMax: median and last\n"
+           "# block's tree done (all its loads returned); seen: the finishing block has every partial, after\n"
+           "# treeMax; tree2: its tree; store: its final store performed; end: that moment; launch: event - end;\n"
+           "# wLast: calls where the last tree was the finishing block's own.\n");
+    CK(cudaFree(ts));
   }
 
   if (want("launch")) {
