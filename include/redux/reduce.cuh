@@ -137,7 +137,20 @@ __device__ __forceinline__ typename P::acc_t warp_reduce_sum(typename P::acc_t v
 }
 
 /* Reduces over a block of BLOCK threads. Valid in thread 0. `scratch` holds
- * BLOCK/32 accumulators. Ends with a barrier, so scratch may be reused. */
+ * BLOCK/32 accumulators. Ends with a barrier, so scratch may be reused.
+ * Warp 0 combines the warps' results with a shuffle tree only as wide as
+ * the warp count (rounded up to a power of two: 3 levels for 8 warps, not
+ * 5). Lane 0's result is the one the full 32-lane tree gives: the levels it
+ * skips would only add P::zero() from lanes >= WIDTH to lanes 0..WIDTH-1,
+ * exact for every accumulator here (an accumulator starts at +0 and never
+ * becomes -0), and the remaining levels pair the same lanes
+ * (leaderboard/PERFORMANCE.md change 17). */
+template <int WARPS>
+__host__ __device__ constexpr int warp_tree_width() {
+  int w = 1;
+  while (w < WARPS) w *= 2;
+  return w;
+}
 template <typename P, int BLOCK>
 __device__ __forceinline__ typename P::acc_t block_reduce_sum(typename P::acc_t v,
                                                               typename P::acc_t *scratch) {
@@ -150,7 +163,7 @@ __device__ __forceinline__ typename P::acc_t block_reduce_sum(typename P::acc_t 
   __syncthreads();
   if (warp == 0) {
     v = lane < WARPS ? scratch[lane] : P::zero();
-    v = warp_reduce_sum<P>(v, 32);
+    v = warp_reduce_sum<P>(v, warp_tree_width<WARPS>());
   }
   __syncthreads();
   return v;
