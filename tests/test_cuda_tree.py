@@ -3,7 +3,8 @@
 tests/cuda/block_tree_check.cu compares include/redux/reduce.cuh's
 block_reduce_sum with the 32-lane second stage it replaced, bit for bit, for
 every accumulator type (leaderboard/PERFORMANCE.md change 17). Built with
-nvcc for this GPU and run; needs a CUDA GPU and nvcc.
+nvcc for this GPU and run; needs a CUDA GPU and nvcc (on PATH or under
+CUDA_HOME, as the extension's build does).
 """
 import os
 import shutil
@@ -19,9 +20,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @cuda
 def test_block_tree_bits_equal_the_wide_tree(tmp_path):
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.fail("nvcc not on PATH: the tree check cannot be built on this CUDA machine")
+    from torch.utils.cpp_extension import CUDA_HOME  # where the extension's own build found nvcc
+
+    nvcc = shutil.which("nvcc") or (os.path.join(CUDA_HOME, "bin", "nvcc") if CUDA_HOME else None)
+    if nvcc is None or not os.path.exists(nvcc):
+        pytest.fail("nvcc not found (PATH, CUDA_HOME): the tree check cannot be built on this CUDA machine")
     major, minor = torch.cuda.get_device_capability()
     exe = tmp_path / "block_tree_check"
     build = subprocess.run(

@@ -30,10 +30,11 @@
  *                 a __nanosleep backoff option), the ticket without its
  *                 fence over polled slots, a PDL second kernel, and the
  *                 same two kernels without PDL.
- *   trace         the product's two finishes (and three candidates) with
- *                 %globaltimer stamps: when each block's loads returned,
- *                 when the finishing block saw every partial, its tree and
- *                 its store, against the event time.
+ *   trace         the product's two finishes and eight candidates
+ *                 (PERFORMANCE.md change 17) with %globaltimer stamps: when
+ *                 each block's loads returned, when the finishing block saw
+ *                 every partial, its tree and its store, against the event
+ *                 time. TRACE_MODES=0489 picks modes (trace_kernel).
  *
  * Build and run (on the GPU machine; `STEPS=variants bash
  * leaderboard/device_check.sh` does it):
@@ -328,14 +329,15 @@ void launch_pdl(const float *x, float *y, int64_t n, int64_t chunks, double *par
  * returned) and its partial published (ticket: its ticket taken); for the
  * finishing block the start of its wait, every partial seen, its tree done,
  * and its final store performed (after a fence). MODE:
- *   0  polled, the grid's last block waits after its own chunk (the product
- *      up to 64 MiB);
+ *   0  polled, the grid's last block waits after its own chunk (the
+ *      product up to 64 MiB before change 17: block trees with a 32-lane
+ *      second stage, which block_reduce_w<..., 32> keeps);
  *   1  ticket, the last block to take a ticket combines (the product above);
  *   2  polled, one extra block that reads nothing and only waits;
  *   3  polled, the last block waits with ONE warp (lane l combines slots l,
  *      l + 32, ... in order, then a warp tree): other bits, timing only;
  *   4  as 0 with the block trees' second stage over the 8 warps only (3
- *      shuffle levels, not 5: the same bits);
+ *      shuffle levels, not 5: the same bits): the product since change 17;
  *   5  as 0 with the slots stored and polled under an L2 evict_last policy
  *      (are slot lines pushed out of L2 by the stream at large sizes?);
  *   6  as 0, but the slots are emptied after the final store, not while
