@@ -92,7 +92,7 @@ def run(device):
         shape = (shape,) if isinstance(shape, int) else shape
         x = apply_view(make_input(shape, dt, 1000 + seed).to(device), view)
         y = torch.ops.redux.sum(x, dim, False, dtype=rdt)
-        data = y.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes()
+        data = y.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
         out[name] = hashlib.sha256(data).hexdigest()
     return out
 
