@@ -4,9 +4,9 @@
 #   test         the whole pytest suite (CUDA tests must run, not skip)
 #   compare      redux.sum vs torch.sum on the six competition sizes
 #   shapes       python -m leaderboard shapes (the performance targets)
-#   variants     leaderboard/microbench/variants.cu: design variants and load
-#                patterns, timed the competition's way (nvcc, no torch)
-#   sweep        leaderboard/microbench/sweep.sh for each family in SWEEP
+#   variants     bench/variants.cu: design variants and load patterns,
+#                timed the competition's way (nvcc, no torch)
+#   sweep        bench/sweep.sh for each family in SWEEP
 #                (default "cols rows"): the build constants varied
 #   sanitize     tests/sanitize.sh (four compute-sanitizer tools; summary only)
 #   leaderboard  python -m leaderboard -> $OUT/leaderboard/
@@ -38,13 +38,13 @@ if has shapes; then
   python3 -m leaderboard shapes --json "$OUT/shapes.json" ${SHAPES_ARGS:-} 2>&1 | tee "$OUT/shapes.txt"
 fi
 if has variants; then
-  nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda leaderboard/microbench/variants.cu csrc/cuda/*.cu \
+  nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda bench/variants.cu csrc/cuda/*.cu \
     csrc/cpu/status.c -o /tmp/variants && /tmp/variants > "$OUT/variants.txt" 2>&1
-  grep -E "^(read|empty|memset)|redux|rung6|cub" "$OUT/variants.txt"
+  grep -E "^(read|empty|memset)|redux|sum_last_block|cub" "$OUT/variants.txt"
 fi
 if has sweep; then
   for fam in ${SWEEP:-cols rows}; do
-    bash leaderboard/microbench/sweep.sh "$fam" 2>&1 | tee "$OUT/sweep_$fam.txt" | grep -E "^(==|cols|rows|sum)"
+    bash bench/sweep.sh "$fam" 2>&1 | tee "$OUT/sweep_$fam.txt" | grep -E "^(==|cols|rows|sum)"
   done
 fi
 if has sanitize; then

@@ -23,7 +23,18 @@ import os
 import re
 import sys
 
-EXIT_OK, EXIT_USAGE, EXIT_CUDA, EXIT_NO_FD, EXIT_TEST_FAIL, EXIT_TEST_SPEC = 0, 2, 110, 111, 112, 113
+
+
+def read_exit_codes(path=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "utils.h")):
+    """The protocol's exit codes from utils.h, their one definition
+    (enum popcorn_exit_code), as {name without POPCORN_EXIT_: code}."""
+    with open(path) as f:
+        return {name: int(code) for name, code in re.findall(r"POPCORN_EXIT_(\w+)\s*=\s*(\d+)", f.read())}
+
+
+_CODES = read_exit_codes()
+EXIT_OK, EXIT_USAGE, EXIT_CUDA, EXIT_NO_FD, EXIT_TEST_FAIL, EXIT_TEST_SPEC = (
+    _CODES[k] for k in ("OK", "USAGE", "CUDA_API", "NO_FD", "TEST_FAIL", "TEST_SPEC"))
 MODES = ("test", "benchmark", "leaderboard", "profile")
 _LINE = re.compile(r"^\s*(\w+)\s*:\s*([\w.+-]+)\s*$")
 

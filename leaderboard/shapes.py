@@ -12,8 +12,8 @@ is printed as a miss. --json writes every number.
 
 The read floor of a row is the fastest pure read of the same bytes under the
 same timer (torch.ops.redux._read_probe, evict-first and ordinary loads, the
-faster one; the probe's pattern is the fastest of those measured in
-leaderboard/PERFORMANCE.md change 4): no arithmetic, no finish, no output.
+faster one; the probe's pattern is the fastest of the load patterns that
+bench/variants.cu measured): no arithmetic, no finish, no output.
 "floor/torch" is the ratio to torch.sum that a kernel which only read its
 input that fast would reach; a target below it is out of reach of any sum
 that reads its input no faster.
@@ -103,68 +103,54 @@ def cpu_row(label, shape, dim, threads):
     return {"label": label, "torch_us": t, "redux_us": r, "ratio": r / t, "target": 1.1, "pass": r / t <= 1.1}
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m leaderboard shapes", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--budget", type=float, default=1.0, help="seconds per (op, shape) at most")
-    ap.add_argument("--json", default=None, help="write all numbers here")
-    ap.add_argument("--cpu-only", action="store_true", help="only the CPU target (no GPU needed)")
-    ap.add_argument("--repeat", type=int, default=3, help="rounds per target; the median is reported")
-    args = ap.parse_args(argv)
-    rows = []
-    if not args.cpu_only:
-        if not torch.cuda.is_available():
-            print("no CUDA GPU: use --cpu-only", file=sys.stderr)
-            return 2
-        timer = core.Timer("cuda")
-        probe = torch.rand(2**28, device="cuda")
-        ceiling = min(time_fn(timer, torch.ops.redux._read_probe, probe, 2.0) for _ in range(3))
-        read_bw = probe.numel() * 4 / ceiling  # bytes per ns = GB/s
-        del probe
-        for label, shape, dtype, dim, target, note in TARGETS:
-            g = torch.Generator(device="cuda").manual_seed(len(label))
-            x = (torch.randn(shape, device="cuda", generator=g) * 2 + 5).to(dtype)
-            ops = {"torch": (lambda a: torch.sum(a, dim)) if dim else torch.sum,
-                   "redux": lambda a: torch.ops.redux.sum(a, dim)}
-            if dtype == torch.float32 and x.dim() == 1:
-                ops["cub"] = torch.ops.redux.sum_cub
-            # --repeat rounds, each timing every op once in turn; the median
-            # of the rounds' means, so one disturbed stretch moves no ratio.
-            means = {k: [] for k in [*ops, "floor"]}
-            for _ in range(args.repeat):
-                for k, fn in ops.items():
-                    means[k].append(time_fn(timer, fn, x, args.budget))
-                means["floor"].append(read_floor(timer, x, args.budget))
-            t, r, floor = (statistics.median(means[k]) for k in ("torch", "redux", "floor"))
-            c = statistics.median(means["cub"]) if "cub" in ops else None
-            floor /= 1e3
-            gbps = x.numel() * x.element_size() / r
-            row = {"label": label, "shape": list(shape), "dtype": str(dtype).replace("torch.", ""), "dim": dim,
-                   "torch_us": t / 1e3, "cub_us": c / 1e3 if c else None, "redux_us": r / 1e3, "ratio": r / t,
-                   "GBps": gbps, "of_ceiling": gbps / read_bw, "floor_us": floor, "floor_ratio": floor * 1e3 / t,
-                   "target": target, "note": note}
-            if target is not None:
-                row["pass"] = r / t <= target
-            elif "97%" in note:
-                row["pass"] = gbps / read_bw >= 0.97
-            rows.append(row)
-            del x
-        six = [r for r in rows if r["label"].startswith("full fp32") and r["shape"][0] in SIX]
-        gm = math.exp(sum(math.log(r["ratio"]) for r in six) / len(six))
-        cub_ok = all(r["redux_us"] < r["cub_us"] for r in six)
-        last = next(r for r in six if r["shape"][0] == SIX[-1])
-        floor_gm = math.exp(sum(math.log(r["floor_ratio"]) for r in six) / len(six))
-        summary = {"geomean_ratio_six": gm, "pass_geomean_0.80": gm <= 0.80, "floor_geomean_ratio_six": floor_gm,
-                   "faster_than_cub_all_six": cub_ok,
-                   "ratio_52M": last["ratio"], "pass_52M_0.90": last["ratio"] <= 0.90,
-                   "read_ceiling_GBps": read_bw}
-        small = torch.randn(1024, device="cuda")
-        ht, hr = host_cost(torch.sum, small), host_cost(torch.ops.redux.sum, small)
-        summary.update(host_us_torch=ht, host_us_redux=hr, pass_host_cost=hr <= ht + 1.0)
-    else:
-        summary = {}
-    cpu = [cpu_row("cpu full 16M fp32", (16 * 2**20,), None, torch.get_num_threads()),
-           cpu_row("cpu rows (4096,4096)", (4096, 4096), [1], torch.get_num_threads())]
+def measure_gpu_target(timer, target, read_bw, args):
+    """One GPU target's row: torch, redux (and CUB for 1-D fp32) and the read
+    floor, each the median over --repeat rounds of the round's mean."""
+    label, shape, dtype, dim, goal, note = target
+    g = torch.Generator(device="cuda").manual_seed(len(label))
+    x = (torch.randn(shape, device="cuda", generator=g) * 2 + 5).to(dtype)
+    ops = {"torch": (lambda a: torch.sum(a, dim)) if dim else torch.sum,
+           "redux": lambda a: torch.ops.redux.sum(a, dim)}
+    if dtype == torch.float32 and x.dim() == 1:
+        ops["cub"] = torch.ops.redux.sum_cub
+    # --repeat rounds, each timing every op once in turn; the median of the
+    # rounds' means, so one disturbed stretch moves no ratio.
+    means = {k: [] for k in [*ops, "floor"]}
+    for _ in range(args.repeat):
+        for k, fn in ops.items():
+            means[k].append(time_fn(timer, fn, x, args.budget))
+        means["floor"].append(read_floor(timer, x, args.budget))
+    t, r, floor = (statistics.median(means[k]) for k in ("torch", "redux", "floor"))
+    c = statistics.median(means["cub"]) if "cub" in ops else None
+    gbps = x.numel() * x.element_size() / r
+    row = {"label": label, "shape": list(shape), "dtype": str(dtype).replace("torch.", ""), "dim": dim,
+           "torch_us": t / 1e3, "cub_us": c / 1e3 if c else None, "redux_us": r / 1e3, "ratio": r / t,
+           "GBps": gbps, "of_ceiling": gbps / read_bw, "floor_us": floor / 1e3, "floor_ratio": floor / t,
+           "target": goal, "note": note}
+    if goal is not None:
+        row["pass"] = r / t <= goal
+    elif "97%" in note:
+        row["pass"] = gbps / read_bw >= 0.97
+    return row
+
+
+def gpu_summary(rows, read_bw):
+    """The targets over the six competition sizes, and the host cost per call."""
+    six = [r for r in rows if r["label"].startswith("full fp32") and r["shape"][0] in SIX]
+    gm = math.exp(sum(math.log(r["ratio"]) for r in six) / len(six))
+    last = next(r for r in six if r["shape"][0] == SIX[-1])
+    floor_gm = math.exp(sum(math.log(r["floor_ratio"]) for r in six) / len(six))
+    summary = {"geomean_ratio_six": gm, "pass_geomean_0.80": gm <= 0.80, "floor_geomean_ratio_six": floor_gm,
+               "faster_than_cub_all_six": all(r["redux_us"] < r["cub_us"] for r in six),
+               "ratio_52M": last["ratio"], "pass_52M_0.90": last["ratio"] <= 0.90,
+               "read_ceiling_GBps": read_bw}
+    small = torch.randn(1024, device="cuda")
+    ht, hr = host_cost(torch.sum, small), host_cost(torch.ops.redux.sum, small)
+    summary.update(host_us_torch=ht, host_us_redux=hr, pass_host_cost=hr <= ht + 1.0)
+    return summary
+
+
+def print_table(rows, cpu, summary):
     print(f"{'target':<22} {'torch us':>9} {'cub us':>8} {'redux us':>9} {'ratio':>6} {'GB/s':>6} "
           f"{'of ceil':>7} {'floor us':>8} {'floor/torch':>11} {'goal':>6}  result")
     for r in rows:
@@ -181,6 +167,31 @@ def main(argv=None):
               f"{'-':>6} {'-':>7} {'-':>8} {'-':>11} {'<=1.10':>6}  {'pass' if r['pass'] else 'MISS'}")
     for k, v in summary.items():
         print(f"{k}: {v:.3f}" if isinstance(v, float) else f"{k}: {v}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m leaderboard shapes", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--budget", type=float, default=1.0, help="seconds per (op, shape) at most")
+    ap.add_argument("--json", default=None, help="write all numbers here")
+    ap.add_argument("--cpu-only", action="store_true", help="only the CPU target (no GPU needed)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds per target; the median is reported")
+    args = ap.parse_args(argv)
+    rows, summary = [], {}
+    if not args.cpu_only:
+        if not torch.cuda.is_available():
+            print("no CUDA GPU: use --cpu-only", file=sys.stderr)
+            return 2
+        timer = core.Timer("cuda")
+        probe = torch.rand(2**28, device="cuda")
+        ceiling = min(time_fn(timer, torch.ops.redux._read_probe, probe, 2.0) for _ in range(3))
+        read_bw = probe.numel() * 4 / ceiling  # bytes per ns = GB/s
+        del probe
+        rows = [measure_gpu_target(timer, target, read_bw, args) for target in TARGETS]
+        summary = gpu_summary(rows, read_bw)
+    cpu = [cpu_row("cpu full 16M fp32", (16 * 2**20,), None, torch.get_num_threads()),
+           cpu_row("cpu rows (4096,4096)", (4096, 4096), [1], torch.get_num_threads())]
+    print_table(rows, cpu, summary)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "cpu": cpu, "summary": summary}, f, indent=1)

@@ -8,11 +8,8 @@ VARIANTS lists every sum variant the extension registers.
 """
 import torch
 
-from . import _C  # noqa: F401  loads the native library: registers torch.ops.redux.*
-from . import _registration
+from . import _C  # noqa: F401  loads the native library: registers torch.ops.redux.* (all backends, Meta, autograd)
 from .variants import VARIANTS, Variant, by_name
-
-_registration.register()
 
 __all__ = ["sum", "VARIANTS", "Variant", "by_name", "has_cuda_kernels"]
 

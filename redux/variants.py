@@ -1,36 +1,26 @@
-"""The one table of redux's sum variants.
+"""The one table of redux's sum variants, as Python sees it.
 
-Every op the harness scores, the tests check and the README lists comes from
-VARIANTS. `sum` (torch.ops.redux.sum) is the product; the ladder rungs are
-kept as ops so each idea can be scored on its own (csrc/cuda/ladder.cu).
+The table itself is C: include/redux/variants.h, compiled into redux._C
+(which also registers one op per row). Every op the harness scores, the
+tests check and the README lists comes from VARIANTS. `sum`
+(torch.ops.redux.sum) is the product; the ladder rungs are kept as ops so
+each idea can be scored on its own (csrc/cuda/ladder.cu).
 """
 from dataclasses import dataclass
+
+from . import _C
 
 
 @dataclass(frozen=True)
 class Variant:
+    rung: int            # its number on the ladder, from 1 (the product is last)
     name: str            # op name in the torch.ops.redux namespace
-    idea: str            # one line: what this variant does
     deterministic: bool  # bits independent of grid, GPU, stream and run
     general: bool        # full torch.sum semantics (dims, dtypes, CPU); else 1-D float32 CUDA only
+    idea: str            # one line: what this variant does
 
 
-VARIANTS = (
-    Variant("sum_atomic_naive", "rung 1: one fp64 atomicAdd per element into a single cell", False, False),
-    Variant("sum_smem_tree", "rung 2: shared-memory tree per block, one atomic per block", False, False),
-    Variant("sum_warp_shuffle", "rung 3: warp-shuffle reduce, per-warp results in smem, one atomic per block",
-            False, False),
-    Variant("sum_grid_stride", "rung 4: device-sized grid, registers first (grid-stride), one atomic per block",
-            False, False),
-    Variant("sum_two_pass", "rung 5: fixed grid of per-block partials, then a second one-block kernel",
-            True, False),
-    Variant("sum_vec4", "rung 6: rung 4 with 16-byte float4 loads", False, False),
-    Variant("sum_last_block", "rung 7: float4 single pass, last block (integer ticket) combines partials",
-            False, False),
-    Variant("sum_cub", "rung 8: cub::DeviceReduce::Sum, float accumulation (the library choice)", False, False),
-    Variant("sum", "redux.sum: torch.sum semantics; a grid-stride read whose \"grid\" is a shape-fixed chunk "
-            "count, fp64 accumulation, 16-byte loads, single pass with last-block finish, no memset", True, True),
-)
+VARIANTS = tuple(Variant(*row) for row in _C.variants())
 
 # torch.sum is scored beside VARIANTS as the baseline; it is not a redux op.
 BASELINE = "torch.sum"

@@ -2,7 +2,7 @@
 
 tests/cuda/block_tree_check.cu compares include/redux/reduce.cuh's
 block_reduce_sum with the 32-lane second stage it replaced, bit for bit, for
-every accumulator type (leaderboard/PERFORMANCE.md change 17). Built with
+every accumulator type (it saves two dependent shuffle levels). Built with
 nvcc for this GPU and run; needs a CUDA GPU and nvcc (on PATH or under
 CUDA_HOME, as the extension's build does).
 """

@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from leaderboard import cli, core
+from leaderboard import cli, core, report, score
 
 HERE = os.path.dirname(__file__)
 WRONG = os.path.join(HERE, "wrong_solutions")
@@ -65,12 +65,12 @@ def test_stats_and_stopping_rule():
 def _run(tmp_path, *extra):
     args = cli.parse_args(["--device", "cpu", "--quick", "--sizes", "4096,65536", "--out", str(tmp_path),
                            "--time-budget", "0.3", *extra])
-    return cli.run(args)
+    return score.run(args)
 
 
 def test_end_to_end_cpu_run_writes_table_json_plot(tmp_path):
     results = _run(tmp_path)
-    cli.write_outputs(results, str(tmp_path))
+    report.write_outputs(results, str(tmp_path))
     assert set(results["ops"]) >= {"torch.sum", "sum"}
     for name in ("torch.sum", "sum"):
         e = results["ops"][name]
@@ -83,7 +83,7 @@ def test_end_to_end_cpu_run_writes_table_json_plot(tmp_path):
     md = open(tmp_path / "leaderboard.md").read()
     assert "| 1 |" in md and "torch.sum" in md
     assert (tmp_path / "leaderboard.png").stat().st_size > 10_000
-    text = cli.format_terminal(results)
+    text = report.format_terminal(results)
     assert "torch.sum" in text and "score" in text
 
 

@@ -12,7 +12,9 @@ const char *redux_status_string(redux_status s) {
 }
 
 int redux_dtype_pair_supported(redux_dtype in, redux_dtype out) {
-  if (in == out) return in >= REDUX_F32 && in <= REDUX_I64;
-  return (in == REDUX_F16 && out == REDUX_F32) || (in == REDUX_BF16 && out == REDUX_F32) ||
-         (in == REDUX_F32 && out == REDUX_F64);
+#define REDUX_PAIR_MATCHES(IN, OUT) \
+  if (in == REDUX_##IN && out == REDUX_##OUT) return 1;
+  REDUX_DTYPE_PAIRS(REDUX_PAIR_MATCHES)
+#undef REDUX_PAIR_MATCHES
+  return 0;
 }

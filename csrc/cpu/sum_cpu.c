@@ -232,16 +232,12 @@ redux_status redux_cpu_sum_combine(const redux_cpu_acc *accs, int64_t count, red
   return REDUX_OK;
 }
 
-static int64_t dtype_bytes(redux_dtype t) {
-  return (t == REDUX_F64 || t == REDUX_I64) ? 8 : (t == REDUX_F32 ? 4 : 2);
-}
-
 redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64_t row_end, int64_t n,
                                 redux_dtype in, redux_dtype out) {
   if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
   if (n < 0 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
   const char *base = (const char *)x;
-  const int64_t pitch = n * dtype_bytes(in);
+  const int64_t pitch = n * redux_dtype_size(in);
   for (int64_t r = row_begin; r < row_end; ++r) {
     redux_cpu_acc acc;
     redux_cpu_sum_partial(base + r * pitch, n, in, out, &acc);
@@ -292,6 +288,67 @@ redux_status redux_cpu_sum_cols(const void *x, void *y, redux_shape s, int64_t i
     const int64_t c0 = (k % blocks) * REDUX_CPU_COL_BLOCK;
     const int64_t width = s.inner - c0 < REDUX_CPU_COL_BLOCK ? s.inner - c0 : REDUX_CPU_COL_BLOCK;
     cols_item(x, y, s, o, c0, width, in, out);
+  }
+  return REDUX_OK;
+}
+
+/* ---- the CPU reduction tree (redux_cpu_plan) ----
+ * Rows of up to REDUX_CPU_CHUNK elements: one item per row, summed whole.
+ * Longer rows: fixed chunks of REDUX_CPU_CHUNK, one item each, their
+ * partials combined in chunk order by one finish item per row. Columns: one
+ * item per (slice, block of REDUX_CPU_COL_BLOCK columns), over all n. */
+
+static int64_t at_least_one(int64_t v) { return v > 0 ? v : 1; }
+
+redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape s, redux_dtype in) {
+  redux_cpu_plan p = {0, 0, 0, 1, 1};
+  if (family == REDUX_COLS) {
+    const int64_t blocks = (s.inner + REDUX_CPU_COL_BLOCK - 1) / REDUX_CPU_COL_BLOCK;
+    const int64_t per_item = s.n * (s.inner < REDUX_CPU_COL_BLOCK ? s.inner : REDUX_CPU_COL_BLOCK);
+    p.items = s.outer * blocks;
+    p.item_grain = at_least_one(REDUX_CPU_CHUNK / at_least_one(per_item));
+    return p;
+  }
+  (void)in;
+  if (s.n <= REDUX_CPU_CHUNK) {
+    p.items = s.outer;
+    p.item_grain = at_least_one(REDUX_CPU_CHUNK / at_least_one(s.n));
+    return p;
+  }
+  const int64_t chunks = (s.n + REDUX_CPU_CHUNK - 1) / REDUX_CPU_CHUNK;
+  p.items = s.outer * chunks;
+  p.partials = p.items;
+  p.finishes = s.outer;
+  p.finish_grain = 64;
+  return p;
+}
+
+redux_status redux_cpu_sum_items(const redux_cpu_plan *p, redux_family family, redux_shape s, const void *x,
+                                 void *y, redux_cpu_acc *partials, int64_t begin, int64_t end, redux_dtype in,
+                                 redux_dtype out) {
+  if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
+  if (begin < 0 || end < begin || end > p->items) return REDUX_ERR_SHAPE;
+  if (family == REDUX_COLS) return redux_cpu_sum_cols(x, y, s, begin, end, in, out);
+  if (p->finishes == 0) return redux_cpu_sum_rows(x, y, begin, end, s.n, in, out);
+  const int64_t chunks = s.outer > 0 ? p->items / s.outer : 0;
+  const char *base = (const char *)x;
+  for (int64_t k = begin; k < end; ++k) {
+    const int64_t row = k / chunks, first = (k % chunks) * REDUX_CPU_CHUNK;
+    const int64_t count = s.n - first < REDUX_CPU_CHUNK ? s.n - first : REDUX_CPU_CHUNK;
+    const redux_status st =
+        redux_cpu_sum_partial(base + (row * s.n + first) * redux_dtype_size(in), count, in, out, &partials[k]);
+    if (st != REDUX_OK) return st;
+  }
+  return REDUX_OK;
+}
+
+redux_status redux_cpu_sum_finish(const redux_cpu_plan *p, redux_shape s, const redux_cpu_acc *partials, void *y,
+                                  int64_t begin, int64_t end, redux_dtype out) {
+  if (begin < 0 || end < begin || end > p->finishes) return REDUX_ERR_SHAPE;
+  const int64_t chunks = s.outer > 0 ? p->items / s.outer : 0;
+  for (int64_t row = begin; row < end; ++row) {
+    const redux_status st = redux_cpu_sum_combine(&partials[row * chunks], chunks, out, y, row);
+    if (st != REDUX_OK) return st;
   }
   return REDUX_OK;
 }

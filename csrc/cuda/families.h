@@ -13,7 +13,7 @@ namespace redux {
  * stream counters or NULL, see redux_cuda_sum), its workspace bytes and the
  * ticket counters it needs. */
 
-/* sum_full.cu: chunked single pass with last-block finish, [outer, n]. */
+/* sum_full.cu: chunked single pass, [outer, n]; polled or ticket finish. */
 redux_status launch_chunks(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
                            size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
                            cudaStream_t stream);
@@ -33,20 +33,6 @@ redux_status launch_cols(const void *x, void *y, void *ws, size_t ws_bytes, unsi
                          cudaStream_t stream);
 size_t cols_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out);
 size_t cols_counters(redux_shape s, redux_dtype in);
-/* What launch_cols would launch for x on the current device (for the
- * variant timer): the chunk count, the clusters of that many blocks that
- * fit at once (0: no cluster finish possible), the ticket finish's grid,
- * the finish chosen and its grid. */
-struct cols_launch {
-  int64_t chunks;
-  int64_t clusters_fit;
-  int ticket_grid;
-  bool clustered;
-  int grid;
-};
-redux_status describe_cols(const void *x, redux_shape s, redux_dtype in, redux_dtype out, int grid,
-                           cols_launch *choice);
-
 }  // namespace redux
 
 #endif

@@ -1,32 +1,34 @@
 /* The reduction ladder: each rung one idea more than the last. 1-D float32
  * in, one float32 out, fp64 accumulation throughout (so every rung passes
  * the competition's check; float atomics over 5e7 offset values do not).
+ * Numbers, names and ideas: the variants table (include/redux/variants.h).
  * Validated by tests/test_ladder.py, scored by `python -m leaderboard`.
  *
- *   rung 0 atomic_naive   one fp64 atomicAdd per element into one cell.
+ *   rung 1 atomic_naive   one fp64 atomicAdd per element into one cell.
  *                         Serialized at one L2 address: the slowest rung.
- *   rung 1 smem_tree      one element per thread into shared memory, tree
+ *   rung 2 smem_tree      one element per thread into shared memory, tree
  *                         halving with __syncthreads, one atomic per block.
- *   rung 2 warp_shuffle   one element per thread, warp shuffles, per-warp
+ *   rung 3 warp_shuffle   one element per thread, warp shuffles, per-warp
  *                         results through shared memory, one atomic per block.
- *   rung 3 grid_stride    a grid sized to the device; each thread sums many
- *                         elements in registers first, then rung 2's reduce.
- *   rung 4 two_pass       rung 3 into a FIXED grid of partials (bits do not
+ *   rung 4 grid_stride    a grid sized to the device; each thread sums many
+ *                         elements in registers first, then rung 3's reduce.
+ *   rung 5 two_pass       rung 4 into a FIXED grid of partials (bits do not
  *                         depend on the GPU), then a one-block second kernel.
- *   rung 5 vec4           rung 3 with 16-byte (float4) loads.
- *   rung 6 last_block     rung 5, per-block partials, and the last block to
+ *   rung 6 vec4           rung 4 with 16-byte (float4) loads.
+ *   rung 7 last_block     rung 6, per-block partials, and the last block to
  *                         finish (integer ticket) combines them: one launch.
- *   rung 7 cub            cub::DeviceReduce::Sum, float accumulation: what a
+ *   rung 8 cub            cub::DeviceReduce::Sum, float accumulation: what a
  *                         user would pick instead of writing kernels.
- *   finish_kernel         fp64 cell -> float32 output (rungs 0, 1, 2, 3, 5).
- *   read_probe_kernel     not a sum: streams the input once to measure the
- *                         read bandwidth ceiling the harness reports against.
- * Rungs 0-3, 5 and 6 are not bitwise reproducible (atomic order, or a grid
- * from the device); rung 4 is. redux::sum is the product (sum_full.cu).
+ *   finish_kernel         fp64 cell -> float32 output (rungs 1-4, 6).
+ * Rungs 1-4, 6 and 7 are not bitwise reproducible (atomic order, or a grid
+ * from the device); rung 5 is. redux::sum (rung 9) is the product
+ * (sum_full.cu, sum_rows.cu, sum_cols.cu).
  */
 #include <cub/device/device_reduce.cuh>
 
 #include "common.cuh"
+#include "finish.cuh"
+#include "grid.cuh"
 
 namespace redux {
 namespace {
@@ -119,41 +121,6 @@ last_block_kernel(const float *__restrict__ x, int64_t n, double *partials, unsi
   if (threadIdx.x == 0) *y = (float)r;
 }
 
-/* Not a sum: the load pattern that read DRAM fastest in the variant timings
- * (leaderboard/microbench/variants.cu): grid-stride, 4 16-byte loads in
- * flight per thread, one block per occupancy slot; ordinary loads (fastest
- * at 1 GiB) or evict-first ones (fastest up to 256 MiB). */
-template <bool EVICT_FIRST>
-__global__ void __launch_bounds__(kBlock) read_probe_kernel(const float *__restrict__ x, int64_t n, float *sink) {
-  /* max of |x| over the block keeps every load alive, with no long chain */
-  constexpr int U = 4;
-  __shared__ float warp_max[kBlock / 32];
-  const int64_t stride = (int64_t)gridDim.x * kBlock;
-  const int64_t n4 = n / 4;
-  const float4 *x4 = reinterpret_cast<const float4 *>(x);
-  float m = 0.0f;
-  int64_t i = (int64_t)blockIdx.x * kBlock + threadIdx.x;
-  for (; i + (U - 1) * stride < n4; i += U * stride) {
-    float4 v[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = EVICT_FIRST ? __ldcs(&x4[i + u * stride]) : x4[i + u * stride];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      m = fmaxf(m, fmaxf(fmaxf(fabsf(v[u].x), fabsf(v[u].y)), fmaxf(fabsf(v[u].z), fabsf(v[u].w))));
-  }
-  for (; i < n4; i += stride) {
-    const float4 v = EVICT_FIRST ? __ldcs(&x4[i]) : x4[i];
-    m = fmaxf(m, fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))));
-  }
-  for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, off));
-  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = m;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < kBlock / 32; ++w) m = fmaxf(m, warp_max[w]);
-    sink[blockIdx.x] = m;
-  }
-}
-
 int device_fill_grid(const void *kernel) { return (int)device_fit(kernel, 0); }
 
 size_t cub_temp_bytes(int64_t n) {
@@ -178,7 +145,7 @@ extern "C" size_t redux_cuda_ladder_workspace_bytes(redux_rung rung, int64_t n) 
 
 extern "C" redux_status redux_cuda_ladder_sum(redux_rung rung, const float *x, float *y, int64_t n, void *ws,
                                               size_t ws_bytes, int grid, void *stream) {
-  if (n <= 0 || grid < 0 || (int)rung < 0 || rung >= REDUX_RUNG_COUNT) return REDUX_ERR_SHAPE;
+  if (n <= 0 || grid < 0 || (int)rung < 1 || rung >= REDUX_RUNG_END) return REDUX_ERR_SHAPE;
   if (ws_bytes < redux_cuda_ladder_workspace_bytes(rung, n)) return REDUX_ERR_SHAPE;
   cudaStream_t st = static_cast<cudaStream_t>(stream);
   double *cell = static_cast<double *>(ws);
@@ -227,19 +194,5 @@ extern "C" redux_status redux_cuda_ladder_sum(redux_rung rung, const float *x, f
     }
     default: return REDUX_ERR_SHAPE;
   }
-  return launch_status();
-}
-
-/* Both probe kernels have the same occupancy (same code but the hint). */
-extern "C" int redux_cuda_read_probe_blocks(void) {
-  return device_fill_grid((const void *)read_probe_kernel<false>);
-}
-
-extern "C" redux_status redux_cuda_read_probe(const float *x, int64_t n, float *sink, int evict_first, void *stream) {
-  if ((uintptr_t)x % 16 != 0 || n < 4) return REDUX_ERR_SHAPE;
-  const int g = redux_cuda_read_probe_blocks();
-  const cudaStream_t st = static_cast<cudaStream_t>(stream);
-  if (evict_first) read_probe_kernel<true><<<g, kBlock, 0, st>>>(x, n, sink);
-  else read_probe_kernel<false><<<g, kBlock, 0, st>>>(x, n, sink);
   return launch_status();
 }

@@ -40,8 +40,11 @@
  */
 #include <cooperative_groups.h>
 
-#include "common.cuh"
+#include "dispatch.cuh"
 #include "families.h"
+#include "finish.cuh"
+#include "grid.cuh"
+#include "workspace.cuh"
 
 /* Thread block clusters and distributed shared memory: sm_90 and later. A
  * build for older GPUs only has the ticket finish (the host checks the
@@ -54,43 +57,28 @@
 
 namespace redux {
 
-/* Build constants, chosen by the variant timings on the H200
- * (leaderboard/microbench/sweep.sh cols, results/microbench/sweep_cols*.txt,
- * leaderboard/PERFORMANCE.md changes 7 and 9). The -D overrides exist for
- * the sweeps only.
+/* Build constants, chosen by sweeps of the columns family on the H200's
+ * three column targets (bench/sweep.sh cols; bench/results/h200/).
  * Work items a problem is cut into, about: about one per resident block,
  * so a block streams one long run of rows instead of draining its loads at a
- * tree and a ticket every few rows. Shape-only (never from the device), and
- * part of the reduction tree: another value gives other bits. */
-#ifndef REDUX_COLS_TARGET
-#define REDUX_COLS_TARGET 512
-#endif
-constexpr int64_t kColsTargetItems = REDUX_COLS_TARGET;
+ * tree and a ticket every few rows (512 beat 1024 to 4096 at every target).
+ * Shape-only (never from the device), and part of the reduction tree:
+ * another value gives other bits. */
+constexpr int64_t kColsTargetItems = 512;
 /* The rest change no bits.
  * Partials a finishing thread loads at once (one for the 16-byte
  * compensated fp64 accumulator: registers). */
-#ifndef REDUX_COLS_FINISH_BATCH
-#define REDUX_COLS_FINISH_BATCH 4
-#endif
-/* Rows a thread has in flight. */
-#ifndef REDUX_COLS_UNROLL
-#define REDUX_COLS_UNROLL 8
-#endif
-constexpr int kColsUnroll = REDUX_COLS_UNROLL;
+constexpr int kColsFinishBatch = 4;
+/* Rows a thread has in flight (2 was 13-19% slower than 8 on the H200). */
+constexpr int kColsUnroll = 8;
 /* Blocks per SM the compiler must leave registers for (64 registers at 4:
  * kColsUnroll 16-byte loads in flight without spills). */
-#ifndef REDUX_COLS_MIN_BLOCKS
-#define REDUX_COLS_MIN_BLOCKS 4
-#endif
-/* Largest chunk count finished in a cluster (8: the portable cluster size);
- * 0 or 1 turns the cluster finish off. Changes no bits. */
-#ifndef REDUX_COLS_CLUSTER_MAX
-#define REDUX_COLS_CLUSTER_MAX 8
-#endif
-constexpr int kColsClusterMax = REDUX_COLS_CLUSTER_MAX;
+constexpr int kColsMinBlocks = 4;
+/* Largest chunk count finished in a cluster (8: the portable cluster size). */
+constexpr int kColsClusterMax = 8;
 template <typename acc_t>
 __host__ __device__ constexpr int cols_finish_batch() {
-  return sizeof(acc_t) > 8 ? 1 : REDUX_COLS_FINISH_BATCH;
+  return sizeof(acc_t) > 8 ? 1 : kColsFinishBatch;
 }
 
 /* Minimum row groups (rows per thread) in one chunk: keeps partials few. */
@@ -103,7 +91,7 @@ struct cols_plan {
 };
 
 static cols_plan plan_cols(redux_shape s, redux_dtype in) {
-  const int64_t vmax = 16 / elem_bytes(in);
+  const int64_t vmax = 16 / redux_dtype_size(in);
   cols_plan p;
   p.tx = 1;
   while (p.tx < 32 && (int64_t)p.tx * vmax < s.inner) p.tx *= 2;
@@ -180,8 +168,57 @@ __device__ __forceinline__ void cols_cluster_finish(typename P::acc_t *red, Out 
 #endif
 }
 
+/* Combines the TY partial sums of each of a block's columns (acc, VEC per
+ * thread) by a fixed tree over ty in red; the result of column tx * VEC + v
+ * is left in red[tx * VEC + v]. */
+template <typename P, int VEC>
+__device__ __forceinline__ void cols_tree_over_ty(typename P::acc_t *red, const typename P::acc_t (&acc)[VEC],
+                                                  int ty, const cols_plan &cp) {
+#pragma unroll
+  for (int v = 0; v < VEC; ++v) red[threadIdx.x * VEC + v] = acc[v];
+  __syncthreads();
+  for (int half = cp.ty / 2; half > 0; half /= 2) {
+    if (ty < half) {
+#pragma unroll
+      for (int v = 0; v < VEC; ++v)
+        red[threadIdx.x * VEC + v] =
+            P::combine(red[threadIdx.x * VEC + v], red[(threadIdx.x + half * cp.tx) * VEC + v]);
+    }
+    __syncthreads();
+  }
+}
+
+/* The ticket finish of segment (o, j), by the last of its C blocks: thread
+ * (g, k) combines column k's chunks [g * gc, (g + 1) * gc) in chunk order, B
+ * loads in flight; thread (0, k) then combines the runs in g order. The
+ * finish is the kernel's tail, so it uses G threads per column, not one
+ * walking every chunk. G * tile_cols <= kBlock (plan_cols). */
+template <typename P, typename Out>
+__device__ __forceinline__ void cols_ticket_finish(typename P::acc_t *red, const typename P::acc_t *partials,
+                                                   Out *y, int64_t inner, int64_t o, int64_t col_base,
+                                                   int tile_cols, const cols_plan &cp) {
+  using acc_t = typename P::acc_t;
+  const int64_t chunks = cp.chunks;
+  const int k = threadIdx.x % tile_cols;
+  const int64_t g = threadIdx.x / tile_cols;
+  const int64_t col = col_base + k;
+  const int64_t groups = ceil_div(chunks, cp.group_chunks);
+  acc_t r = P::zero();
+  if (g < groups && col < inner) {
+    const int64_t c_end = (g + 1) * cp.group_chunks < chunks ? (g + 1) * cp.group_chunks : chunks;
+    r = combine_strided<P, cols_finish_batch<acc_t>()>(r, partials + o * chunks * inner + col,
+                                                    g * cp.group_chunks * inner, c_end * inner, inner);
+  }
+  red[threadIdx.x] = r;
+  __syncthreads();
+  if (g == 0 && col < inner) {
+    for (int64_t h = 1; h < groups; ++h) r = P::combine(r, red[h * tile_cols + k]);
+    y[o * inner + col] = P::finish(r);
+  }
+}
+
 template <typename In, typename Out, int VEC, bool STREAM>
-__global__ void __launch_bounds__(kBlock, REDUX_COLS_MIN_BLOCKS)
+__global__ void __launch_bounds__(kBlock, kColsMinBlocks)
 sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t inner, cols_plan cp,
                 int64_t tiles, int64_t items, unsigned int *counters,
                 typename sum_policy<In, Out>::acc_t *partials, bool clustered) {
@@ -215,60 +252,69 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
     if (col0 < inner && rows > 0) /* VEC > 1 implies inner % VEC == 0: all VEC in range */
       lane_sum_column_vecs<P, VEC, kColsUnroll, (VEC > 1), STREAM>(x + (o * n + r0) * inner + col0, rows,
                                                                    row_step * inner, acc);
-    /* Combine the ty partial sums of each column: fixed tree over ty. */
-#pragma unroll
-    for (int v = 0; v < VEC; ++v) red[threadIdx.x * VEC + v] = acc[v];
-    __syncthreads();
-    for (int half = cp.ty / 2; half > 0; half /= 2) {
-      if (ty < half) {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v)
-          red[threadIdx.x * VEC + v] =
-              P::combine(red[threadIdx.x * VEC + v], red[(threadIdx.x + half * cp.tx) * VEC + v]);
-      }
-      __syncthreads();
-    }
+    cols_tree_over_ty<P, VEC>(red, acc, ty, cp);
     if (chunks == 1) {
       if (ty == 0)
         for (int v = 0; v < VEC; ++v)
           if (col0 + v < inner) y[o * inner + col0 + v] = P::finish(red[tx * VEC + v]);
-      __syncthreads(); /* red is rewritten by the next item */
-      continue;
-    }
-    if (clustered) {
+    } else if (clustered) {
       cols_cluster_finish<P, Out>(red, y, inner, o, j * tile_cols, tile_cols, cp);
-      continue;
+      continue; /* ends with a cluster barrier: red is free */
+    } else {
+      if (ty == 0)
+        for (int v = 0; v < VEC; ++v)
+          if (col0 + v < inner) partials[(o * chunks + c) * inner + col0 + v] = red[tx * VEC + v];
+      __syncthreads(); /* all of this tile's partials stored before the ticket */
+      if (last_block_ticket(counters, o * tiles + j, (unsigned int)chunks))
+        cols_ticket_finish<P, Out>(red, partials, y, inner, o, j * tile_cols, tile_cols, cp);
     }
-    if (ty == 0)
-      for (int v = 0; v < VEC; ++v)
-        if (col0 + v < inner) partials[(o * chunks + c) * inner + col0 + v] = red[tx * VEC + v];
-    __syncthreads(); /* all of this tile's partials stored before the ticket */
-    if (!last_block_ticket(counters, o * tiles + j, (unsigned int)chunks)) continue;
-    /* Last block of (o, j): thread (g, k) combines column k's chunks
-     * [g * gc, (g + 1) * gc) in chunk order, B loads in flight; thread
-     * (0, k) then combines the runs in g order. The finish is the kernel's
-     * tail, so it uses G threads per column, not one walking every chunk.
-     * G * tile_cols <= kBlock (plan_cols). */
-    {
-      const int k = threadIdx.x % tile_cols;
-      const int64_t g = threadIdx.x / tile_cols;
-      const int64_t col = j * tile_cols + k;
-      const int64_t groups = ceil_div(chunks, cp.group_chunks);
-      acc_t r = P::zero();
-      if (g < groups && col < inner) {
-        const int64_t c_end = (g + 1) * cp.group_chunks < chunks ? (g + 1) * cp.group_chunks : chunks;
-        r = combine_strided<P, cols_finish_batch<acc_t>()>(r, partials + o * chunks * inner + col,
-                                                        g * cp.group_chunks * inner, c_end * inner, inner);
-      }
-      red[threadIdx.x] = r;
-      __syncthreads();
-      if (g == 0 && col < inner) {
-        for (int64_t h = 1; h < groups; ++h) r = P::combine(r, red[h * tile_cols + k]);
-        y[o * inner + col] = P::finish(r);
-      }
-      __syncthreads(); /* red is rewritten by the next item */
-    }
+    __syncthreads(); /* red is rewritten by the next item */
   }
+}
+
+/* The finish and grid of a columns launch. */
+struct cols_choice {
+  bool clustered;
+  int grid;
+};
+
+/* The cluster finish where the chunk count fits a cluster, the device and
+ * this build run clusters, and the grid is whole clusters: forced so, or
+ * chosen like grid_for in clusters. A chosen cluster grid must have at
+ * least the ticket grid's blocks: the hardware places whole clusters per
+ * GPC, so fewer may fit at once (at (8192, 8192) fp32, 8-block clusters fit
+ * in fewer than the 64 needed, and the two-wave grid of half the blocks
+ * lost 3 us on the H200). */
+template <typename K>
+cols_choice choose_cols_finish(K kernel, int64_t chunks, int64_t items, int forced_grid) {
+  const int ticket_grid = grid_for(kernel, items, forced_grid);
+  const bool can = chunks >= 2 && chunks <= kColsClusterMax && forced_grid % chunks == 0;
+  const int64_t fit = can ? cluster_fit(reinterpret_cast<const void *>(kernel), (int)chunks) : 0;
+  if (fit > 0) {
+    const int64_t segments = items / chunks;
+    const int64_t g = forced_grid > 0 ? forced_grid : ceil_div(segments, ceil_div(segments, fit)) * chunks;
+    if (forced_grid > 0 || g >= ticket_grid) return {true, (int)g};
+  }
+  return {false, ticket_grid};
+}
+
+/* Launches `kernel` as clusters of `cluster` blocks. */
+template <typename K, typename... Args>
+redux_status launch_clusters(K kernel, int grid, int cluster, cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = (unsigned)cluster;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3((unsigned)grid);
+  cfg.blockDim = dim3(kBlock);
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, args...);
+  const redux_status launched = launch_status(); /* also clears a launch error */
+  return e == cudaSuccess ? launched : REDUX_ERR_CUDA;
 }
 
 struct launch_cols_fn {
@@ -282,33 +328,6 @@ struct launch_cols_fn {
   int grid;
   cudaStream_t stream;
   cols_plan c;
-  cols_launch *describe; /* non-null: fill in the choice, launch nothing */
-
-  /* The finish and the grid. The cluster finish where the chunk count fits
-   * a cluster, the device and this build run clusters, and the grid is
-   * whole clusters: forced so, or chosen like grid_for in clusters. A
-   * chosen cluster grid must have at least the ticket grid's blocks: the
-   * hardware places whole clusters per GPC, so fewer may fit at once (at
-   * (8192, 8192) fp32, 8-block clusters fit in fewer than the 64 needed,
-   * and the two-wave grid of half the blocks lost 3 us; PERFORMANCE.md
-   * change 16). */
-  template <typename K>
-  cols_launch choose(K kernel, int64_t items) const {
-    cols_launch L{};
-    const int64_t C = c.chunks;
-    L.chunks = C;
-    L.ticket_grid = grid_for(kernel, items, grid);
-    const bool can = C >= 2 && C <= kColsClusterMax && grid % C == 0;
-    L.clusters_fit = can ? cluster_fit(reinterpret_cast<const void *>(kernel), (int)C) : 0;
-    if (L.clusters_fit > 0) {
-      const int64_t segments = items / C;
-      const int64_t g = grid > 0 ? grid : ceil_div(segments, ceil_div(segments, L.clusters_fit)) * C;
-      L.clustered = grid > 0 || g >= L.ticket_grid;
-      if (L.clustered) L.grid = (int)g;
-    }
-    if (!L.clustered) L.grid = L.ticket_grid;
-    return L;
-  }
 
   template <typename In, typename Out, int VEC>
   redux_status launch(const family_plan &p) const {
@@ -317,40 +336,22 @@ struct launch_cols_fn {
     const int64_t items = s.outer * c.chunks * tiles;
     const bool evict_first = stream_hint(s.outer * s.n * s.inner * (int64_t)sizeof(In));
     auto kernel = evict_first ? sum_cols_kernel<In, Out, VEC, true> : sum_cols_kernel<In, Out, VEC, false>;
-    const cols_launch L = choose(kernel, items);
-    if (describe != nullptr) {
-      *describe = L;
-      return REDUX_OK;
-    }
+    const cols_choice L = choose_cols_finish(kernel, c.chunks, items, grid);
+    const In *in = static_cast<const In *>(x);
+    Out *out = static_cast<Out *>(y);
     if (L.clustered) {
       /* The same workspace contract as the ticket finish, which it does not use. */
       const redux_status st = check_workspace(p, ws, ws_bytes, sizeof(acc_t));
       if (st != REDUX_OK) return st;
-      cudaLaunchAttribute attr{};
-      attr.id = cudaLaunchAttributeClusterDimension;
-      attr.val.clusterDim.x = (unsigned)c.chunks;
-      attr.val.clusterDim.y = 1;
-      attr.val.clusterDim.z = 1;
-      cudaLaunchConfig_t cfg{};
-      cfg.gridDim = dim3((unsigned)L.grid);
-      cfg.blockDim = dim3(kBlock);
-      cfg.stream = stream;
-      cfg.attrs = &attr;
-      cfg.numAttrs = 1;
-      acc_t *no_partials = nullptr;
-      unsigned int *no_counters = nullptr;
-      const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, static_cast<const In *>(x), static_cast<Out *>(y), s.n,
-                                               s.inner, c, tiles, items, no_counters, no_partials, true);
-      const redux_status launched = launch_status(); /* also clears a launch error */
-      return e == cudaSuccess ? launched : REDUX_ERR_CUDA;
+      return launch_clusters(kernel, L.grid, (int)c.chunks, stream, in, out, s.n, s.inner, c, tiles, items,
+                             (unsigned int *)nullptr, (acc_t *)nullptr, true);
     }
     unsigned int *counters;
     acc_t *partials;
     const redux_status st = prepare_workspace(p, ws, ws_bytes, stream_counters, stream_counters_len, stream, &counters,
                                               &partials);
     if (st != REDUX_OK) return st;
-    kernel<<<L.grid, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.n, s.inner, c, tiles,
-                                          items, counters, partials, false);
+    kernel<<<L.grid, kBlock, 0, stream>>>(in, out, s.n, s.inner, c, tiles, items, counters, partials, false);
     return launch_status();
   }
 
@@ -367,13 +368,7 @@ redux_status launch_cols(const void *x, void *y, void *ws, size_t ws_bytes, unsi
                          size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
                          cudaStream_t stream) {
   return dispatch_pair(in, out, launch_cols_fn{x, y, ws, ws_bytes, counters, counters_len, s, grid, stream,
-                                               plan_cols(s, in), nullptr});
-}
-
-redux_status describe_cols(const void *x, redux_shape s, redux_dtype in, redux_dtype out, int grid,
-                           cols_launch *choice) {
-  return dispatch_pair(in, out, launch_cols_fn{x, nullptr, nullptr, 0, nullptr, 0, s, grid, nullptr,
-                                               plan_cols(s, in), choice});
+                                               plan_cols(s, in)});
 }
 
 size_t cols_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out) {

@@ -15,7 +15,7 @@
  *                       One chunk per row: the block writes the result.
  *                       Otherwise it stores the chunk's partial, and
  *                       - outer == 1, input up to kPollMaxBytes: the
- *                         polled finish (common.cuh): partials go to slots
+ *                         polled finish (finish.cuh): partials go to slots
  *                         with no fence or ticket, and the grid's last
  *                         block waits for them and combines;
  *                       - outer == 1, larger inputs: each block takes one
@@ -25,7 +25,7 @@
  *                         the last block of a row combines that row's.
  *                       Either way partials are combined in chunk order by
  *                       the same fixed tree (combine_strided + block reduce).
- *   plan_chunks         the shape-only cut.
+ *   plan_chunks         the shape-only cut (full_plan.cuh).
  *
  * Why it is deterministic: the chunk a value lands in, its thread, its
  * position in that thread's sequence and the trees above are functions of
@@ -33,9 +33,10 @@
  * same elements in the same order, the size only a cache hint. The grid only
  * schedules work items.
  */
-#include "chunks_plan.cuh"
-#include "common.cuh"
+#include "dispatch.cuh"
 #include "families.h"
+#include "full_plan.cuh"
+#include "grid.cuh"
 
 namespace redux {
 
@@ -49,7 +50,7 @@ __device__ __forceinline__ void combine_row(const typename P::acc_t *partials, i
 }
 
 template <typename In, typename Out, bool ALIGNED, bool STREAM>
-__global__ void __launch_bounds__(kBlock, REDUX_CHUNKS_MIN_BLOCKS)
+__global__ void __launch_bounds__(kBlock, kChunksMinBlocks)
 sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, int64_t n, int64_t chunks,
                   unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials, bool polled) {
   using P = sum_policy<In, Out>;

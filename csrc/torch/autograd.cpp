@@ -1,6 +1,6 @@
 // Autograd for redux::sum and redux::_sum_grid, in C++.
 //
-// Why not torch.library.register_autograd (Python), as DESIGN.md suggests:
+// Why not torch.library.register_autograd (Python), the usual way for a custom op:
 // measured on the H200, the Python autograd wrapper runs on every call and
 // cost ~6 us of host time per call (12.7 us vs torch.sum's 6.9 us in a
 // back-to-back loop), which the competition's timing (events around the

@@ -1,7 +1,12 @@
-// The ladder rungs as torch ops: op name <-> C API rung. Descriptions and
-// determinism are in redux/variants.py (the one table of variants); a test
-// holds the two lists together.
+// The ladder rungs as torch ops: op name <-> C API rung, expanded from the
+// variants table (include/redux/variants.h), and the one registration loop
+// every backend uses.
 #pragma once
+
+#include <torch/library.h>
+
+#include <iterator>
+#include <utility>
 
 #include "redux/redux.h"
 
@@ -13,10 +18,23 @@ struct LadderOp {
 };
 
 inline constexpr LadderOp kLadderOps[] = {
-    {"sum_atomic_naive", REDUX_RUNG_ATOMIC_NAIVE}, {"sum_smem_tree", REDUX_RUNG_SMEM_TREE},
-    {"sum_warp_shuffle", REDUX_RUNG_WARP_SHUFFLE}, {"sum_grid_stride", REDUX_RUNG_GRID_STRIDE},
-    {"sum_two_pass", REDUX_RUNG_TWO_PASS},         {"sum_vec4", REDUX_RUNG_VEC4},
-    {"sum_last_block", REDUX_RUNG_LAST_BLOCK},     {"sum_cub", REDUX_RUNG_CUB},
+#define REDUX_LADDER_OP(RUNG, ID, NAME, DETERMINISTIC, IDEA) {#NAME, REDUX_RUNG_##ID},
+    REDUX_LADDER_RUNGS(REDUX_LADDER_OP)
+#undef REDUX_LADDER_OP
 };
+inline constexpr size_t kLadderCount = std::size(kLadderOps);
+
+// The one argument check of every rung's op (CUDA and Meta kernels).
+void check_ladder_input(const char *name, const at::Tensor &x);
+
+// Registers Kernel<I> as the implementation of rung I's op, for every rung.
+template <template <size_t> class Kernel, size_t... I>
+void register_ladder(torch::Library &m, std::index_sequence<I...>) {
+  (m.impl(kLadderOps[I].name, &Kernel<I>::run), ...);
+}
+template <template <size_t> class Kernel>
+void register_ladder(torch::Library &m) {
+  register_ladder<Kernel>(m, std::make_index_sequence<kLadderCount>{});
+}
 
 }  // namespace redux_shim

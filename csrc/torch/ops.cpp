@@ -1,6 +1,8 @@
-// The one TORCH_LIBRARY block: every schema of the redux namespace.
-// Backend implementations live in sum_cpu.cpp and sum_cuda.cpp; fake (meta)
-// kernels and autograd are registered from Python (redux/_registration.py).
+// The one TORCH_LIBRARY block: every schema of the redux namespace, and the
+// Python module redux._C, whose one function hands the variants table
+// (include/redux/variants.h) to redux/variants.py.
+// Backend implementations: sum_cpu.cpp, sum_cuda.cpp, sum_meta.cpp,
+// ladder*.cpp, probe*.cpp, contest.cpp; autograd: autograd.cpp.
 #include <Python.h>
 #include <torch/library.h>
 
@@ -8,16 +10,53 @@
 
 #include "ladder.h"
 
+namespace {
+
+// redux._C.variants(): ((rung, name, deterministic, general, idea), ...)
+// for every variant, in rung order. general: full torch.sum semantics.
+PyObject *variants_table(PyObject *, PyObject *) {
+  PyObject *rows = PyList_New(0);
+  if (rows == nullptr) return nullptr;
+  auto add = [&](int rung, const char *name, int deterministic, int general, const char *idea) {
+    PyObject *row = Py_BuildValue("(isOOs)", rung, name, deterministic ? Py_True : Py_False,
+                                  general ? Py_True : Py_False, idea);
+    const bool ok = row != nullptr && PyList_Append(rows, row) == 0;
+    Py_XDECREF(row);
+    return ok;
+  };
+  bool ok = true;
+#define REDUX_ADD_RUNG(RUNG, ID, NAME, DETERMINISTIC, IDEA) ok = ok && add(RUNG, #NAME, DETERMINISTIC, 0, IDEA);
+  REDUX_LADDER_RUNGS(REDUX_ADD_RUNG)
+#undef REDUX_ADD_RUNG
+#define REDUX_ADD_PRODUCT(RUNG, ID, NAME, DETERMINISTIC, IDEA) ok = ok && add(RUNG, #NAME, DETERMINISTIC, 1, IDEA);
+  REDUX_PRODUCT_VARIANTS(REDUX_ADD_PRODUCT)
+#undef REDUX_ADD_PRODUCT
+  if (!ok) {
+    Py_DECREF(rows);
+    return nullptr;
+  }
+  PyObject *table = PyList_AsTuple(rows);
+  Py_DECREF(rows);
+  return table;
+}
+
+PyMethodDef kMethods[] = {
+    {"variants", variants_table, METH_NOARGS, "The variants table: (rung, name, deterministic, general, idea) rows."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace
+
 extern "C" {
 // `import redux._C` loads this library, which runs the registrations below.
 PyObject *PyInit__C(void) {
-  static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_C", "redux native ops", -1, nullptr};
+  static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_C", "redux native ops", -1, kMethods};
   return PyModule_Create(&module_def);
 }
 }
 
 TORCH_LIBRARY(redux, m) {
-  // torch.sum's signature and semantics.
+  // The product: torch.sum's signature and semantics.
   m.def("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag});
   // Internal: the same op with the grid (CUDA blocks) or the number of CPU
@@ -34,7 +73,7 @@ TORCH_LIBRARY(redux, m) {
   // Internal: the competition entry point custom_kernel (task.h) of
   // csrc/torch/contest.cpp, for the evaluator. Writes into `output`.
   m.def("_contest_custom_kernel(Tensor data, Tensor(a!) output) -> Tensor(a)");
-  // Internal: streams x once (the read-bandwidth ceiling); not a sum.
-  // evict_first: the loads' cache hint.
+  // Internal, a harness facility (include/redux/probe.h): streams x once
+  // (the read-bandwidth ceiling); not a sum. evict_first: the loads' hint.
   m.def("_read_probe(Tensor x, bool evict_first=False) -> Tensor");
 }

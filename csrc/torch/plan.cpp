@@ -46,61 +46,38 @@ std::vector<int64_t> reduced_dims(const char *op, const at::Tensor &self, at::Op
   return dims;
 }
 
-SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
-                      bool keepdim, std::optional<at::ScalarType> dtype) {
+SumSpec sum_spec(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                 std::optional<at::ScalarType> dtype) {
   TORCH_CHECK(self.defined(), op, ": argument 'self' is an undefined tensor");
   TORCH_CHECK(self.layout() == at::kStrided, op, ": argument 'self' must be a dense (strided) tensor, got layout ",
               self.layout());
-  TORCH_CHECK(self.device().is_cpu() || self.device().is_cuda(), op,
-              ": argument 'self' must be on a CPU or CUDA device, got ", self.device());
   TORCH_CHECK(is_supported_input(self.scalar_type()), op, ": argument 'self' has dtype ",
               self.scalar_type(),
               ", which is not supported (expected float32, float64, float16, bfloat16, an integer "
               "type or bool)");
-
-  SumPlan plan;
+  SumSpec spec;
   // torch.sum's dtype rule: an explicit dtype wins; integers and bool sum
   // to int64; floating types keep their dtype.
   if (dtype.has_value()) {
     TORCH_CHECK(to_redux(*dtype).has_value(), op, ": argument 'dtype' is ", *dtype,
                 ", which is not supported (expected float32, float64, float16, bfloat16 or int64)");
-    plan.out_dtype = *dtype;
+    spec.out_dtype = *dtype;
   } else {
-    plan.out_dtype = at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type();
+    spec.out_dtype = at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type();
   }
+  spec.reduced.assign(std::max<int64_t>(self.dim(), 0), false);
+  for (int64_t d : reduced_dims(op, self, dim)) spec.reduced[d] = true;
+  return spec;
+}
 
-  const int64_t ndim = self.dim();
-  std::vector<bool> reduced(std::max<int64_t>(ndim, 0), false);
-  for (int64_t d : reduced_dims(op, self, dim)) reduced[d] = true;
+namespace {
 
-  for (int64_t d = 0; d < ndim; ++d) {
-    if (!reduced[d]) plan.result_shape.push_back(self.size(d));
-    else if (keepdim) plan.result_shape.push_back(1);
-  }
-
-  // The kernel reads one of its own dtypes; other inputs are converted by
-  // torch first (this is torch.sum's own rule: the sum runs in `dtype`).
-  at::Tensor x = self;
-  const auto self_t = to_redux(self.scalar_type());
-  const redux_dtype out_t = *to_redux(plan.out_dtype);
-  if (!self_t.has_value() || !redux_dtype_pair_supported(*self_t, out_t)) {
-    x = self.to(plan.out_dtype);
-  }
-  plan.in_t = *to_redux(x.scalar_type());
-  plan.out_t = out_t;
-
-  const int64_t out_numel = std::accumulate(plan.result_shape.begin(), plan.result_shape.end(),
-                                            int64_t{1}, std::multiplies<int64_t>());
-  if (x.numel() == 0 || out_numel == 0) {
-    plan.trivial = true;  // sums of nothing are zero; or there is no output at all
-    plan.input = x;
-    return plan;
-  }
-
-  // Dense layouts (contiguous, transposed, channels_last, ...) are read in
-  // memory order without a copy; anything else is made contiguous first.
-  if (!x.is_non_overlapping_and_dense()) x = x.contiguous();
-
+// Collapses a dense x to the family, 3-D shape and output layout of `plan`
+// (sets family, shape, permuted_output, kernel_shape/perm); returns what the
+// kernel reads: x itself, or a permuted copy when kept and reduced dims
+// interleave in memory.
+at::Tensor collapse_to_family(at::Tensor x, const std::vector<bool> &reduced, SumPlan &plan) {
+  const int64_t ndim = x.dim();
   // Dims of size > 1 in memory order (decreasing stride).
   std::vector<int64_t> order;
   for (int64_t d = 0; d < ndim; ++d)
@@ -116,15 +93,7 @@ SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArr
     else groups.push_back({(bool)reduced[d], x.size(d)});
   }
 
-  auto kept_in_memory_order = [&]() {
-    std::vector<int64_t> kept;
-    for (int64_t d : order)
-      if (!reduced[d]) kept.push_back(d);
-    return kept;
-  };
-
   const size_t g = groups.size();
-  bool direct = true;
   if (g == 0) {
     plan.family = REDUX_FULL; plan.shape = {1, 1, 1};
   } else if (g == 1 && groups[0].reduced) {
@@ -138,34 +107,66 @@ SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArr
   } else if (g == 3 && !groups[0].reduced) {
     plan.family = REDUX_COLS; plan.shape = {groups[0].size, groups[1].size, groups[2].size};
   } else {
-    direct = false;
-  }
-
-  if (direct) {
-    const std::vector<int64_t> kept = kept_in_memory_order();
-    if (!std::is_sorted(kept.begin(), kept.end())) {
-      plan.permuted_output = true;
-      for (int64_t d : kept) plan.kernel_shape.push_back(x.size(d));
-      // result order is logical order: sort kernel positions by dim index
-      std::vector<int64_t> pos(kept.size());
-      std::iota(pos.begin(), pos.end(), 0);
-      std::sort(pos.begin(), pos.end(), [&](int64_t a, int64_t b) { return kept[a] < kept[b]; });
-      plan.kernel_perm = pos;
-    }
-  } else {
     // Interleaved kept and reduced groups: gather kept dims first, then
     // reduced ones (a copy by torch), and reduce rows.
-    std::vector<int64_t> perm, kept_sizes;
+    std::vector<int64_t> perm;
     int64_t outer = 1, n = 1;
     for (int64_t d = 0; d < ndim; ++d)
       if (!reduced[d]) { perm.push_back(d); outer *= x.size(d); }
     for (int64_t d = 0; d < ndim; ++d)
       if (reduced[d]) { perm.push_back(d); n *= x.size(d); }
-    x = x.permute(perm).contiguous();
     plan.family = REDUX_ROWS;
     plan.shape = {outer, n, 1};
+    return x.permute(perm).contiguous();
   }
-  plan.input = x;
+
+  // The kernel writes the kept dims in memory order; when that is not their
+  // logical order, say how to view its buffer to copy it into the result.
+  std::vector<int64_t> kept;
+  for (int64_t d : order)
+    if (!reduced[d]) kept.push_back(d);
+  if (!std::is_sorted(kept.begin(), kept.end())) {
+    plan.permuted_output = true;
+    for (int64_t d : kept) plan.kernel_shape.push_back(x.size(d));
+    std::vector<int64_t> pos(kept.size());
+    std::iota(pos.begin(), pos.end(), 0);
+    std::sort(pos.begin(), pos.end(), [&](int64_t a, int64_t b) { return kept[a] < kept[b]; });
+    plan.kernel_perm = pos;
+  }
+  return x;
+}
+
+}  // namespace
+
+SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                      bool keepdim, std::optional<at::ScalarType> dtype) {
+  const SumSpec spec = sum_spec(op, self, dim, dtype);
+  TORCH_CHECK(self.device().is_cpu() || self.device().is_cuda(), op,
+              ": argument 'self' must be on a CPU or CUDA device, got ", self.device());
+  SumPlan plan;
+  plan.out_dtype = spec.out_dtype;
+  plan.result_shape = result_shape<int64_t>(self.sizes(), spec.reduced, keepdim);
+
+  // The kernel reads one of its own dtypes; other inputs are converted by
+  // torch first (this is torch.sum's own rule: the sum runs in `dtype`).
+  at::Tensor x = self;
+  const auto self_t = to_redux(self.scalar_type());
+  const redux_dtype out_t = *to_redux(plan.out_dtype);
+  if (!self_t.has_value() || !redux_dtype_pair_supported(*self_t, out_t)) x = self.to(plan.out_dtype);
+  plan.in_t = *to_redux(x.scalar_type());
+  plan.out_t = out_t;
+
+  const int64_t out_numel = std::accumulate(plan.result_shape.begin(), plan.result_shape.end(),
+                                            int64_t{1}, std::multiplies<int64_t>());
+  if (x.numel() == 0 || out_numel == 0) {
+    plan.trivial = true;  // sums of nothing are zero; or there is no output at all
+    plan.input = x;
+    return plan;
+  }
+  // Dense layouts (contiguous, transposed, channels_last, ...) are read in
+  // memory order without a copy; anything else is made contiguous first.
+  if (!x.is_non_overlapping_and_dense()) x = x.contiguous();
+  plan.input = collapse_to_family(x, spec.reduced, plan);
   return plan;
 }
 

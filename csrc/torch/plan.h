@@ -35,7 +35,29 @@ struct SumPlan {
 // to non-negative and sorted. None or [] means every dim.
 std::vector<int64_t> reduced_dims(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim);
 
-// `op` names the calling op in error messages.
+// What torch.sum's rules decide before any data is looked at: the argument
+// checks (errors name the argument), the result dtype and the reduced dims.
+// The real kernels' plan and the Meta kernel both start here.
+struct SumSpec {
+  at::ScalarType out_dtype;
+  std::vector<bool> reduced;  // per dim of self
+};
+SumSpec sum_spec(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                 std::optional<at::ScalarType> dtype);
+
+// torch.sum's result shape: the kept sizes, 1 for reduced dims with keepdim.
+// Size: int64_t for real tensors, c10::SymInt for fake ones.
+template <typename Size, typename Sizes>
+std::vector<Size> result_shape(const Sizes &sizes, const std::vector<bool> &reduced, bool keepdim) {
+  std::vector<Size> shape;
+  for (size_t d = 0; d < reduced.size(); ++d) {
+    if (!reduced[d]) shape.push_back(sizes[d]);
+    else if (keepdim) shape.push_back(Size(1));
+  }
+  return shape;
+}
+
+// `op` names the calling op in error messages. Also checks the device.
 SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
                       bool keepdim, std::optional<at::ScalarType> dtype);
 

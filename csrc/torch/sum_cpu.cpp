@@ -1,6 +1,7 @@
-// CPU implementation of redux::sum: plan, then fan fixed-size work items out
-// with at::parallel_for. Work items and the order their partials combine in
-// are fixed by the shape, so the result does not depend on the thread count.
+// CPU implementation of redux::sum: the shim's plan, then the C plan's work
+// items fanned out with at::parallel_for. What each item adds and the order
+// partials combine in are decided by the C kernels (redux_cpu_sum_plan), so
+// the result does not depend on the thread count.
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
@@ -13,47 +14,24 @@ namespace {
 
 constexpr const char *kOp = "redux.sum";
 
-// Work pieces per parallel_for call: `pieces` > 0 forces their number.
+// Items per parallel_for piece: `pieces` > 0 forces the number of pieces
+// (scheduling only: the C plan fixes what each item adds).
 int64_t grain_for(int64_t items, int64_t min_grain, int64_t pieces) {
   if (pieces > 0) return std::max<int64_t>(1, (items + pieces - 1) / pieces);
   return std::max<int64_t>(1, min_grain);
 }
 
-void run_rows(const SumPlan &p, const char *x, void *y, int64_t pieces) {
-  const int64_t outer = p.shape.outer, n = p.shape.n;
-  const int64_t elem = p.input.element_size();
-  if (n <= REDUX_CPU_CHUNK) {
-    at::parallel_for(0, outer, grain_for(outer, REDUX_CPU_CHUNK / std::max<int64_t>(n, 1), pieces),
-                     [&](int64_t b, int64_t e) {
-                       check_status(kOp, redux_cpu_sum_rows(x, y, b, e, n, p.in_t, p.out_t));
-                     });
-    return;
-  }
-  // Long rows: fixed chunks of REDUX_CPU_CHUNK, partials combined in order.
-  const int64_t chunks = (n + REDUX_CPU_CHUNK - 1) / REDUX_CPU_CHUNK;
-  std::vector<redux_cpu_acc> accs(outer * chunks);
-  at::parallel_for(0, outer * chunks, grain_for(outer * chunks, 1, pieces), [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) {
-      const int64_t row = k / chunks, c = k % chunks;
-      const int64_t begin = c * REDUX_CPU_CHUNK;
-      const int64_t count = std::min<int64_t>(REDUX_CPU_CHUNK, n - begin);
-      check_status(kOp, redux_cpu_sum_partial(x + (row * n + begin) * elem, count, p.in_t, p.out_t, &accs[k]));
-    }
+// Fans the C plan's work items, then its finish items, out to torch's threads.
+void run_plan(const SumPlan &p, const void *x, void *y, int64_t pieces) {
+  const redux_cpu_plan cp = redux_cpu_sum_plan(p.family, p.shape, p.in_t);
+  std::vector<redux_cpu_acc> partials(cp.partials);
+  at::parallel_for(0, cp.items, grain_for(cp.items, cp.item_grain, pieces), [&](int64_t b, int64_t e) {
+    check_status(kOp, redux_cpu_sum_items(&cp, p.family, p.shape, x, y, partials.data(), b, e, p.in_t, p.out_t));
   });
-  at::parallel_for(0, outer, grain_for(outer, 64, pieces), [&](int64_t b, int64_t e) {
-    for (int64_t row = b; row < e; ++row)
-      check_status(kOp, redux_cpu_sum_combine(&accs[row * chunks], chunks, p.out_t, y, row));
+  if (cp.finishes == 0) return;
+  at::parallel_for(0, cp.finishes, grain_for(cp.finishes, cp.finish_grain, pieces), [&](int64_t b, int64_t e) {
+    check_status(kOp, redux_cpu_sum_finish(&cp, p.shape, partials.data(), y, b, e, p.out_t));
   });
-}
-
-void run_cols(const SumPlan &p, const char *x, void *y, int64_t pieces) {
-  const int64_t blocks = (p.shape.inner + REDUX_CPU_COL_BLOCK - 1) / REDUX_CPU_COL_BLOCK;
-  const int64_t items = p.shape.outer * blocks;
-  const int64_t per_item = p.shape.n * std::min<int64_t>(p.shape.inner, REDUX_CPU_COL_BLOCK);
-  at::parallel_for(0, items, grain_for(items, REDUX_CPU_CHUNK / std::max<int64_t>(per_item, 1), pieces),
-                   [&](int64_t b, int64_t e) {
-                     check_status(kOp, redux_cpu_sum_cols(x, y, p.shape, b, e, p.in_t, p.out_t));
-                   });
 }
 
 at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
@@ -62,10 +40,7 @@ at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
   const SumPlan plan = make_sum_plan(kOp, self, dim, keepdim, dtype);
   auto [result, kernel_out] = allocate_outputs(plan);
   if (plan.trivial) return result;
-  const char *x = static_cast<const char *>(plan.input.const_data_ptr());
-  void *y = kernel_out.mutable_data_ptr();
-  if (plan.family == REDUX_COLS) run_cols(plan, x, y, pieces);
-  else run_rows(plan, x, y, pieces);
+  run_plan(plan, plan.input.const_data_ptr(), kernel_out.mutable_data_ptr(), pieces);
   finish_outputs(plan, result, kernel_out);
   return result;
 }

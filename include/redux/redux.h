@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "redux/variants.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -57,9 +59,32 @@ typedef struct redux_shape {
 /* Human-readable text for a status (static storage). */
 const char *redux_status_string(redux_status s);
 
-/* True when a kernel exists for this (input, output) pair. The pairs are
- * (t, t) for every dtype, and f16->f32, bf16->f32, f32->f64 widening. */
+/* The supported (input, output) dtype pairs, the one list: X(IN, OUT) with
+ * the redux_dtype names less their REDUX_ prefix. (t, t) for every dtype,
+ * and f16->f32, bf16->f32, f32->f64 widening. Every backend dispatches
+ * from this list. */
+#define REDUX_DTYPE_PAIRS(X) \
+  X(F32, F32)                \
+  X(F64, F64)                \
+  X(F16, F16)                \
+  X(BF16, BF16)              \
+  X(I64, I64)                \
+  X(F16, F32)                \
+  X(BF16, F32)               \
+  X(F32, F64)
+
+/* True when a kernel exists for this (input, output) pair. */
 int redux_dtype_pair_supported(redux_dtype in, redux_dtype out);
+
+/* Bytes of one element of a dtype (0 for a value outside the enum). */
+static inline int64_t redux_dtype_size(redux_dtype t) {
+  switch (t) {
+    case REDUX_F64: case REDUX_I64: return 8;
+    case REDUX_F32: return 4;
+    case REDUX_F16: case REDUX_BF16: return 2;
+  }
+  return 0;
+}
 
 /* ---- CPU (csrc/cpu/sum_cpu.c) ------------------------------------------ */
 
@@ -92,6 +117,28 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin,
 redux_status redux_cpu_sum_cols(const void *x, void *y, redux_shape shape,
                                 int64_t item_begin, int64_t item_end,
                                 redux_dtype in, redux_dtype out);
+
+/* The CPU reduction tree of a problem, decided here (below the API) like the
+ * CUDA one: `items` work items, each writing outputs or `partials`
+ * accumulators, then `finishes` finish items that combine the partials in
+ * index order. Items of a kind are independent: a caller may run them on
+ * any threads in any grouping; the bits depend on the shape and dtypes only.
+ * The grains are how many items make a piece worth a thread (speed only). */
+typedef struct redux_cpu_plan {
+  int64_t items;
+  int64_t partials; /* redux_cpu_acc the caller provides (0: none) */
+  int64_t finishes; /* 0: the items write the outputs */
+  int64_t item_grain;
+  int64_t finish_grain;
+} redux_cpu_plan;
+redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape shape, redux_dtype in);
+/* Work items [begin, end) of `plan` (made for the same family and shape). */
+redux_status redux_cpu_sum_items(const redux_cpu_plan *plan, redux_family family, redux_shape shape,
+                                 const void *x, void *y, redux_cpu_acc *partials, int64_t begin, int64_t end,
+                                 redux_dtype in, redux_dtype out);
+/* Finish items [begin, end) of `plan`: output k from its partials, in order. */
+redux_status redux_cpu_sum_finish(const redux_cpu_plan *plan, redux_shape shape, const redux_cpu_acc *partials,
+                                  void *y, int64_t begin, int64_t end, redux_dtype out);
 
 /* ---- CUDA (csrc/cuda) ------------------------------------------------ */
 
@@ -131,31 +178,19 @@ redux_status redux_cuda_sum(redux_family family, const void *x, void *y,
 /* ---- The reduction ladder (csrc/cuda/ladder.cu) --------------------------
  * Teaching/scoring rungs of the classic reduction ladder, 1-D float32 in,
  * one float32 out. Every rung accumulates in fp64 (float accumulators fail
- * the competition's check on offset data). Names and descriptions live in
- * redux/variants.py, the one table of variants. */
+ * the competition's check on offset data). Names, numbers and ideas: the
+ * variants table, redux/variants.h. */
 typedef enum redux_rung {
-  REDUX_RUNG_ATOMIC_NAIVE = 0, /* one fp64 atomicAdd per element */
-  REDUX_RUNG_SMEM_TREE = 1,    /* shared-memory tree per block, atomic per block */
-  REDUX_RUNG_WARP_SHUFFLE = 2, /* warp shuffles + per-warp smem, atomic per block */
-  REDUX_RUNG_GRID_STRIDE = 3,  /* grid-stride registers, warp+block reduce, atomic per block */
-  REDUX_RUNG_TWO_PASS = 4,     /* fixed grid of partials, then a second kernel */
-  REDUX_RUNG_VEC4 = 5,         /* rung 3 with 16-byte loads */
-  REDUX_RUNG_LAST_BLOCK = 6,   /* vec4 single pass, last block finishes */
-  REDUX_RUNG_CUB = 7,          /* cub::DeviceReduce::Sum (float accumulation) */
-  REDUX_RUNG_COUNT = 8
+#define REDUX_RUNG_ENUM(RUNG, ID, NAME, DETERMINISTIC, IDEA) REDUX_RUNG_##ID = RUNG,
+  REDUX_LADDER_RUNGS(REDUX_RUNG_ENUM)
+#undef REDUX_RUNG_ENUM
+  REDUX_RUNG_END /* one past the last rung */
 } redux_rung;
 
 size_t redux_cuda_ladder_workspace_bytes(redux_rung rung, int64_t n);
 /* y: one float. n > 0. grid > 0 forces the grid of rungs that take one. */
 redux_status redux_cuda_ladder_sum(redux_rung rung, const float *x, float *y, int64_t n, void *workspace,
                                    size_t workspace_bytes, int grid, void *stream);
-
-/* Read-bandwidth probe: reads n floats (x 16-byte aligned, 16-byte loads)
- * and writes one float per block to `sink` (sink_len >= blocks). Not a sum.
- * evict_first != 0: evict-first loads (what the sums use up to 256 MiB),
- * else ordinary loads. */
-int redux_cuda_read_probe_blocks(void);
-redux_status redux_cuda_read_probe(const float *x, int64_t n, float *sink, int evict_first, void *stream);
 
 #ifdef __cplusplus
 }

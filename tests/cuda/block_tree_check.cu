@@ -1,5 +1,5 @@
 /* block_reduce_sum (include/redux/reduce.cuh) against the 32-lane second
- * stage it replaced (leaderboard/PERFORMANCE.md change 17): the narrower
+ * stage it replaced (two dependent shuffle levels fewer): the narrower
  * tree must give the same bits in thread 0 for every accumulator type.
  *
  * Each case fills a block of 256 threads with accumulators that a kernel can

@@ -1,14 +1,15 @@
 """Column targets at the torch level, timed the competition's way
 (leaderboard/core.Timer), median of interleaved samples: redux.sum vs
-torch.sum in fp32, fp16 and fp64. Used to A/B builds of sum_cols.cu's
-constants (NVCC_APPEND_FLAGS="-DREDUX_COLS_...=..." at build time).
-Run on the GPU: python leaderboard/microbench/cols_ab.py"""
+torch.sum in fp32, fp16 and fp64, for the redux built in this checkout. To
+A/B two versions of the columns family, build and run it in each.
+Run on the GPU: python bench/cols_ab.py"""
+import os
 import statistics
 import sys
 
 import torch
 
-sys.path.insert(0, ".")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import redux  # noqa: F401,E402
 from leaderboard import core  # noqa: E402
 

@@ -8,7 +8,7 @@ submission file and torch.sum, and prints per size: the event time (what the
 competition reports), the host time of the call itself, and the same with the
 Python garbage collector paused around the timed call.
 
-    python leaderboard/microbench/ranked_host.py SUBMISSION.py [--runs 60]
+    python bench/ranked_host.py SUBMISSION.py [--runs 60]
 """
 import argparse
 import gc
@@ -19,7 +19,7 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from leaderboard import core  # noqa: E402
 from leaderboard.ops import load_submission  # noqa: E402
 

@@ -1,49 +1,44 @@
-/* Variant timings for the performance notes (leaderboard/PERFORMANCE.md).
+/* Variant timings: the evidence behind leaderboard/PERFORMANCE.md.
  *
- * A standalone program, not part of the extension: it times candidate
- * designs of the full fp32 sum, and pure streaming-read kernels, with the
- * competition's method (256 MiB write to evict L2, CUDA events around the
- * launch(es), one sample per call), next to the product's own launcher
- * (redux_cuda_sum), the ladder's rungs and CUB, all in one run.
+ * A standalone measuring program, not part of the extension. It builds
+ * against the C API and the one internal header csrc/cuda/internal.cuh (to
+ * rebuild the product's kernels with parts left out or timers added), and
+ * times candidate designs of the full fp32 sum and pure streaming-read
+ * kernels with the competition's method (256 MiB write to evict L2, CUDA
+ * events around the launch(es), one sample per call), next to the product's
+ * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
+ * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,
+ * trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * full sums):
  *
- *   read/*        streaming reads of the input, no sum: which load pattern
- *                 reaches the DRAM ceiling (grid-stride vs block slabs, 1 or
- *                 4 loads in flight, cache hints, 256 or 512 threads).
- *   empty         an empty kernel; memset+empty: the price of zeroing the
- *                 ticket counters with a separate cudaMemsetAsync.
- *   redux         the product (csrc/cuda, via the C API).
- *   rung6 / cub   the ladder's last-block rung and cub::DeviceReduce::Sum.
- *   blockticket   shape-only chunks as in the product, but no fence/ticket
- *                 per chunk: one per block after all its chunks, then the
- *                 last block combines every chunk's partial in chunk order.
- *                 "+memset" zeroes the counter per call, "+reset" keeps one
- *                 persistent counter that the last block puts back to 0.
+ *   read     streaming reads of the input, no sum: which load pattern
+ *            reaches the DRAM ceiling (grid-stride vs block slabs, 1 or 4
+ *            loads in flight, cache hints, 256 or 512 threads).
+ *   launch   an empty kernel; memset+empty: the price of zeroing the ticket
+ *            counters with a separate cudaMemsetAsync.
+ *   sum      the product (redux), with and without its stream counters;
+ *            sum_last_block (rung 7) and cub (rung 8); blockticket: shape-
+ *            only chunks as in the product, but one fence/ticket per block
+ *            after all its chunks ("+memset" zeroes the counter per call,
+ *            "+reset" keeps one persistent counter the last block resets).
+ *   cols     the product's columns family on the three column targets,
+ *            fp32, fp16 and fp64.
+ *   rows     the product's short-rows kernel on the two short-row targets.
+ *   parts    the product's full sum rebuilt with its finish added one part
+ *            at a time (loop, tree, ticket, combine), and finish candidates:
+ *            polled slots (the prototype of the product's polled finish,
+ *            with a __nanosleep backoff option), the ticket without its
+ *            fence over polled slots, a PDL second kernel, and the same two
+ *            kernels without PDL.
+ *   trace    the product's two finishes and eight candidates with
+ *            %globaltimer stamps: when each block's loads returned, when the
+ *            finishing block saw every partial, its tree and its store,
+ *            against the event time. TRACE_MODES=0489 picks modes.
  *
- *   cols          the product's columns family on the three column targets,
- *                 fp32, fp16 and fp64.
- *   rows          the product's short-rows kernel on the two short-row
- *                 targets, fp32.
- *   parts         the product's full sum rebuilt with its finish added one
- *                 part at a time (loop, tree, ticket, combine), and the
- *                 finish candidates of PERFORMANCE.md change 15: polled
- *                 slots (the prototype of the product's polled finish, with
- *                 a __nanosleep backoff option), the ticket without its
- *                 fence over polled slots, a PDL second kernel, and the
- *                 same two kernels without PDL.
- *   trace         the product's two finishes and eight candidates
- *                 (PERFORMANCE.md change 17) with %globaltimer stamps: when
- *                 each block's loads returned, when the finishing block saw
- *                 every partial, its tree and its store, against the event
- *                 time. TRACE_MODES=0489 picks modes (trace_kernel).
- *
- * Build and run (on the GPU machine; `STEPS=variants bash
- * leaderboard/device_check.sh` does it):
- *   nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda \
- *        leaderboard/microbench/variants.cu csrc/cuda/*.cu csrc/cpu/status.c \
- *        -o /tmp/variants && /tmp/variants
- * VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,trace picks sections; VARIANTS_ONLY_REDUX=1
- * times only the product among the sums. sweep.sh (full or cols) rebuilds
- * it with the kernels' -D build constants (sum_full.cu, sum_cols.cu) varied.
+ * Build and run on the GPU machine (`STEPS=variants bash leaderboard/device_check.sh`):
+ *   nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda bench/variants.cu \
+ *        csrc/cuda/*.cu csrc/cpu/status.c -o /tmp/variants && /tmp/variants
+ * bench/sweep.sh rebuilds it with a family's constants varied.
  */
 #include <cuda_runtime.h>
 
@@ -55,10 +50,7 @@
 #include <string>
 #include <vector>
 
-#include "chunks_plan.cuh"
-#include "common.cuh"
-#include "families.h"
-#include "redux/redux.h"
+#include "internal.cuh" /* the product's pieces: csrc/cuda/internal.cuh */
 
 #define CK(x)                                                                      \
   do {                                                                             \
@@ -185,7 +177,7 @@ blockticket_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chu
  *   PARTS 2  + the fence and the ticket (the last block stops there)
  *   PARTS 3  + the last block's combine of every partial: the product. */
 template <int PARTS>
-__global__ void __launch_bounds__(256, REDUX_CHUNKS_MIN_BLOCKS)
+__global__ void __launch_bounds__(256, kChunksMinBlocks)
 parts_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, unsigned int *counter,
              double *partials) {
   __shared__ double scratch[256 / 32];
@@ -228,7 +220,7 @@ __device__ __forceinline__ unsigned long long ld_slot(const unsigned long long *
 }
 
 template <int SLEEP_NS>
-__global__ void __launch_bounds__(256, REDUX_CHUNKS_MIN_BLOCKS)
+__global__ void __launch_bounds__(256, kChunksMinBlocks)
 poll_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, unsigned long long *slots) {
   __shared__ double scratch[256 / 32];
   const int tid = threadIdx.x;
@@ -266,7 +258,7 @@ poll_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, un
  * last ticket waits for every slot with the product's combine_polled. Only
  * blocks that already took their ticket (so already issued their store) are
  * waited on: no block waits for one that may not have started. */
-__global__ void __launch_bounds__(256, REDUX_CHUNKS_MIN_BLOCKS)
+__global__ void __launch_bounds__(256, kChunksMinBlocks)
 ticket_slots_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, unsigned int *counter,
                     unsigned long long *slots) {
   __shared__ double scratch[256 / 32];
@@ -288,7 +280,7 @@ ticket_slots_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t ch
   if (tid == 0) *y = (float)r;
 }
 
-__global__ void __launch_bounds__(256, REDUX_CHUNKS_MIN_BLOCKS)
+__global__ void __launch_bounds__(256, kChunksMinBlocks)
 pdl_first(const float *__restrict__ x, int64_t n, int64_t chunks, double *partials) {
   __shared__ double scratch[256 / 32];
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -330,14 +322,14 @@ void launch_pdl(const float *x, float *y, int64_t n, int64_t chunks, double *par
  * finishing block the start of its wait, every partial seen, its tree done,
  * and its final store performed (after a fence). MODE:
  *   0  polled, the grid's last block waits after its own chunk (the
- *      product up to 64 MiB before change 17: block trees with a 32-lane
+ *      product's earlier form: block trees with a 32-lane
  *      second stage, which block_reduce_w<..., 32> keeps);
  *   1  ticket, the last block to take a ticket combines (the product above);
  *   2  polled, one extra block that reads nothing and only waits;
  *   3  polled, the last block waits with ONE warp (lane l combines slots l,
  *      l + 32, ... in order, then a warp tree): other bits, timing only;
  *   4  as 0 with the block trees' second stage over the 8 warps only (3
- *      shuffle levels, not 5: the same bits): the product since change 17;
+ *      shuffle levels, not 5: the same bits): the product now;
  *   5  as 0 with the slots stored and polled under an L2 evict_last policy
  *      (are slot lines pushed out of L2 by the stream at large sizes?);
  *   6  as 0, but the slots are emptied after the final store, not while
@@ -449,7 +441,7 @@ __device__ __forceinline__ double block_reduce_w(double v, double *scratch) {
 }
 
 template <int MODE>
-__global__ void __launch_bounds__(256, REDUX_CHUNKS_MIN_BLOCKS)
+__global__ void __launch_bounds__(256, kChunksMinBlocks)
 trace_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, unsigned int *counter,
              unsigned long long *slots, double *partials, unsigned long long *ts) {
   __shared__ double scratch[256 / 32];
@@ -551,31 +543,25 @@ struct Timer {
   }
 };
 
-}  // namespace
-
-int main() {
+/* What every section shares: the stream, the timer, the buffers. */
+struct Bench {
+  Timer &T;
   cudaStream_t st;
-  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  Timer T(st);
-  const int64_t nmax = (int64_t)1 << 28;
   float *x, *y, *sink;
-  CK(cudaMalloc(&x, nmax * 4));
-  CK(cudaMalloc(&y, 16 << 20)); /* up to 2M fp64 row or column sums */
-  CK(cudaMalloc(&sink, 1 << 20));
-  init_kernel<<<4096, 256, 0, st>>>(x, nmax, 1234u);
   void *ws;
-  const size_t ws_cap = 64u << 20;
-  CK(cudaMalloc(&ws, ws_cap));
+  size_t ws_cap;
   unsigned int *persist;
-  CK(cudaMalloc(&persist, REDUX_CUDA_STREAM_COUNTERS * 4));
-  CK(cudaMemset(persist, 0, REDUX_CUDA_STREAM_COUNTERS * 4));
-  CK(cudaDeviceSynchronize());
+  int64_t nmax;
+  bool only_redux; /* VARIANTS_ONLY_REDUX: time only the product among the sums */
+};
 
-  const char *sections = getenv("VARIANTS_SECTIONS"); /* e.g. "sum": only the full sums */
-  auto want = [&](const char *name) { return !sections || strstr(sections, name) != nullptr; };
-  const bool only_redux = getenv("VARIANTS_ONLY_REDUX") != nullptr;
-  if (want("read")) printf("== streaming reads (no sum), GB/s from the median\n");
-  if (want("read")) for (int64_t n : {(int64_t)52428800, (int64_t)1 << 26, (int64_t)1 << 27, nmax}) {
+void section_read(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x;
+  float *sink = b.sink;
+  printf("== streaming reads (no sum), GB/s from the median\n");
+  for (int64_t n : {(int64_t)52428800, (int64_t)1 << 26, (int64_t)1 << 27, b.nmax}) {
     const int64_t n4 = n / 4;
     const float4 *x4 = reinterpret_cast<const float4 *>(x);
     struct R { const char *name; std::function<void()> f; };
@@ -599,8 +585,14 @@ int main() {
              t.second, n * 4 / t.first / 1e3);
     }
   }
+}
 
-  if (want("parts")) {
+void section_parts(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y;
+  void *ws = b.ws;
+  unsigned int *persist = b.persist;
     printf("== full fp32 sum taken apart (parts_kernel; redux = the product)\n");
     for (int64_t n : {(int64_t)1638400, (int64_t)3276800, (int64_t)6553600, (int64_t)13107200, (int64_t)26214400,
                       (int64_t)52428800}) {
@@ -656,9 +648,13 @@ int main() {
                  t.first, t.second, out);
         }
     }
-  }
+}
 
-  if (want("trace")) {
+void section_trace(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y;
+  void *ws = b.ws;
     printf("== the finish on a clock (trace_kernel; medians over 100 calls, us; t0 = first block's entry)\n");
     printf("trace %-10s %-14s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s  %s\n", "n", "mode", "event", "entry",
            "tree50", "treeMax", "seen", "tree2", "store", "end", "launch", "wLast", "y");
@@ -734,20 +730,28 @@ int main() {
            "# treeMax; tree2: its tree; store: its final store performed; end: that moment; launch: event - end;\n"
            "# wLast: calls where the last tree was the finishing block's own.\n");
     CK(cudaFree(ts));
-  }
+}
 
-  if (want("launch")) {
+void section_launch(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  void *ws = b.ws;
     printf("== launch costs\n");
     auto t = T.time([&] { empty_kernel<<<1, 32, 0, st>>>(); });
     printf("empty                median %8.2f us  mean %8.2f us\n", t.first, t.second);
     t = T.time([&] { cudaMemsetAsync(ws, 0, 256, st); empty_kernel<<<1, 32, 0, st>>>(); });
     printf("memset+empty         median %8.2f us  mean %8.2f us\n", t.first, t.second);
-  }
+}
 
-  if (want("sum")) printf("== full fp32 sum\n");
-  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800, nmax};
+void section_sum(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y;
+  void *ws = b.ws;
+  unsigned int *persist = b.persist;
+  printf("== full fp32 sum\n");
+  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800, b.nmax};
   for (int64_t n : sizes) {
-    if (!want("sum")) break;
     redux_shape s{1, n, 1};
     const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
     struct V { std::string name; std::function<void()> f; };
@@ -758,9 +762,9 @@ int main() {
     vs.push_back({"redux +memset", [&] {
                     redux_cuda_sum(REDUX_FULL, x, y, ws, wsb, nullptr, 0, s, REDUX_F32, REDUX_F32, 0, st);
                   }});
-    if (!only_redux) {
+    if (!b.only_redux) {
     const size_t w6 = redux_cuda_ladder_workspace_bytes(REDUX_RUNG_LAST_BLOCK, n);
-    vs.push_back({"rung6", [&] { redux_cuda_ladder_sum(REDUX_RUNG_LAST_BLOCK, x, y, n, ws, w6, 0, st); }});
+    vs.push_back({"sum_last_block", [&] { redux_cuda_ladder_sum(REDUX_RUNG_LAST_BLOCK, x, y, n, ws, w6, 0, st); }});
     const size_t w7 = redux_cuda_ladder_workspace_bytes(REDUX_RUNG_CUB, n);
     vs.push_back({"cub", [&] { redux_cuda_ladder_sum(REDUX_RUNG_CUB, x, y, n, ws, w7, 0, st); }});
     for (int target : {1024, 2048, 4096}) {
@@ -793,7 +797,14 @@ int main() {
              v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, out);
     }
   }
-  if (want("cols")) {
+}
+
+void section_cols(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y;
+  void *ws = b.ws;
+  unsigned int *persist = b.persist;
     printf("== columns\n");
     const redux_shape shapes[] = {{1, 8192, 8192}, {1, 2048, 65536}, {256, 4096, 64}};
     const redux_dtype types[] = {REDUX_F32, REDUX_F16, REDUX_F64};
@@ -804,24 +815,26 @@ int main() {
         const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_COLS, s, dt, dt);
         const size_t nc = redux_cuda_sum_counters(REDUX_COLS, s, dt, dt);
         const double bytes = (dt == REDUX_F32 ? 4.0 : dt == REDUX_F16 ? 2.0 : 8.0) * s.outer * s.n * s.inner;
-        if (wsb > ws_cap || nc > REDUX_CUDA_STREAM_COUNTERS || bytes > 4.0 * nmax) {
+        if (wsb > b.ws_cap || nc > REDUX_CUDA_STREAM_COUNTERS || bytes > 4.0 * b.nmax) {
           printf("cols: too big\n");
           continue;
         }
         auto t = T.time([&] {
           redux_cuda_sum(REDUX_COLS, x, y, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, dt, dt, 0, st);
         });
-        cols_launch L{};
-        describe_cols(x, s, dt, dt, 0, &L);
-        printf("cols %s (%lld,%lld,%lld) redux  median %8.2f us  mean %8.2f us  %7.1f GB/s  (%s finish, grid %d;"
-               " chunks %lld, clusters fit %lld, ticket grid %d)\n",
+        printf("cols %s (%lld,%lld,%lld) redux  median %8.2f us  mean %8.2f us  %7.1f GB/s  (counter words %zu)\n",
                tnames[ti], (long long)s.outer, (long long)s.n, (long long)s.inner, t.first, t.second,
-               bytes / t.first / 1e3, L.clustered ? "cluster" : "ticket", L.grid, (long long)L.chunks,
-               (long long)L.clusters_fit, L.ticket_grid);
+               bytes / t.first / 1e3, nc);
       }
     }
-  }
-  if (want("rows")) {
+}
+
+void section_rows(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y;
+  void *ws = b.ws;
+  unsigned int *persist = b.persist;
     printf("== short rows fp32\n");
     const redux_shape shapes[] = {{65536, 2048, 1}, {2097152, 64, 1}};
     for (const redux_shape &s : shapes) {
@@ -833,7 +846,36 @@ int main() {
       printf("rows fp32 (%lld,%lld) redux  median %8.2f us  mean %8.2f us  %7.1f GB/s\n", (long long)s.outer,
              (long long)s.n, t.first, t.second, bytes / t.first / 1e3);
     }
-  }
+}
+
+}  // namespace
+
+int main() {
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  Timer T(st);
+  const int64_t nmax = (int64_t)1 << 28;
+  float *x, *y, *sink;
+  CK(cudaMalloc(&x, nmax * 4));
+  CK(cudaMalloc(&y, 16 << 20)); /* up to 2M fp64 row or column sums */
+  CK(cudaMalloc(&sink, 1 << 20));
+  init_kernel<<<4096, 256, 0, st>>>(x, nmax, 1234u);
+  void *ws;
+  const size_t ws_cap = 64u << 20;
+  CK(cudaMalloc(&ws, ws_cap));
+  unsigned int *persist;
+  CK(cudaMalloc(&persist, REDUX_CUDA_STREAM_COUNTERS * 4));
+  CK(cudaMemset(persist, 0, REDUX_CUDA_STREAM_COUNTERS * 4));
+  CK(cudaDeviceSynchronize());
+
+  Bench b{T, st, x, y, sink, ws, ws_cap, persist, nmax, getenv("VARIANTS_ONLY_REDUX") != nullptr};
+  const char *sections = getenv("VARIANTS_SECTIONS"); /* e.g. "sum": only the full sums */
+  const struct { const char *name; void (*run)(Bench &); } all[] = {
+      {"read", section_read},     {"parts", section_parts}, {"trace", section_trace}, {"launch", section_launch},
+      {"sum", section_sum},       {"cols", section_cols},   {"rows", section_rows},
+  };
+  for (const auto &sec : all)
+    if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
   CK(cudaDeviceSynchronize());
   return 0;
 }

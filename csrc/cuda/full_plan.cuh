@@ -1,0 +1,66 @@
+/* The shape-only cut of the full/rows family (sum_full.cu): its tree
+ * constants and plan_chunks, apart from the kernel because the launcher,
+ * the workspace queries and the exported submission all plan with it. */
+#ifndef REDUX_CUDA_FULL_PLAN_CUH
+#define REDUX_CUDA_FULL_PLAN_CUH
+
+#include "common.cuh"
+#include "finish.cuh"
+#include "workspace.cuh"
+
+namespace redux {
+
+/* The three constants below were chosen together by sweeps of the full
+ * family on the H200 (bench/sweep.sh full; bench/results/h200/): 8 tiles in
+ * flight per thread, about 512 chunks (about one per resident block, so
+ * each block streams one long run instead of draining its loads at a block
+ * reduce between chunks) and registers for 4 blocks per SM were the fastest
+ * combination at every competition size.
+ * kUnroll and kChunksTarget are part of the reduction tree (which elements a
+ * chunk and a thread add): the same on every GPU; other values give other
+ * bits. kChunksMinBlocks changes no bits. */
+/* Tiles in flight per thread, and the fewest tiles a chunk gets. */
+constexpr int kUnroll = 8;
+/* Work items (row, chunk) a problem is cut into, about. */
+constexpr int64_t kChunksTarget = 512;
+/* Blocks per SM the compiler must leave registers for. */
+constexpr int kChunksMinBlocks = 4;
+
+/* The polled finish (finish.cuh) for single rows whose input is at most
+ * this many bytes; larger inputs keep the ticket. Measured on the H200: the
+ * polled finish was 0.6-0.9 us faster from 6.5 to 52 MB, level at 105 MB and
+ * 0.5 us slower at 210 MB (its one waiting block polls longer than a ticket
+ * takes there). Picks the finish only: both combine the same partials in
+ * the same order. */
+constexpr int64_t kPollMaxBytes = (int64_t)64 << 20;
+
+struct chunks_plan {
+  family_plan f;
+  int64_t tiles;  /* tiles of kBlock vectors per row */
+  int64_t chunks; /* chunks per row */
+  int64_t items;  /* (row, chunk) work items */
+  bool polled;    /* one row, several chunks: the polled finish */
+};
+
+inline chunks_plan plan_chunks(redux_shape s, redux_dtype in) {
+  const int64_t tile = (int64_t)kBlock * (16 / redux_dtype_size(in));
+  chunks_plan p;
+  p.tiles = ceil_div(s.n, tile);
+  /* Tiles per chunk: at least kUnroll, and enough that outer * chunks stays
+   * near kChunksTarget. */
+  int64_t per_chunk = ceil_div(s.outer * p.tiles, kChunksTarget);
+  if (per_chunk < kUnroll) per_chunk = kUnroll;
+  p.chunks = ceil_div(p.tiles, per_chunk);
+  p.items = s.outer * p.chunks;
+  /* Integer inputs accumulate in integers: no spare bit pattern for a slot,
+   * so they keep the ticket. */
+  p.polled = s.outer == 1 && p.chunks > 1 && in != REDUX_I64 && s.n * redux_dtype_size(in) <= kPollMaxBytes;
+  /* Counter words: a slot per chunk, else a ticket counter per row. */
+  p.f.segments = p.chunks == 1 ? 0 : p.polled ? kSlotCounterWords * p.chunks : s.outer;
+  p.f.partials = p.chunks > 1 && !p.polled ? p.items : 0;
+  return p;
+}
+
+}  // namespace redux
+
+#endif /* REDUX_CUDA_FULL_PLAN_CUH */

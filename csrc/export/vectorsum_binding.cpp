@@ -1,0 +1,38 @@
+// The binding of the exported competition submission (python -m leaderboard
+// export): custom_kernel((data, output)) is one call of vectorsum. Not part
+// of redux._C; the export carries it inline after the full family's sources
+// and csrc/torch/tickets_cuda.cpp, so it runs exactly the extension's
+// kernel with the extension's per-stream counters (tickets.h): the counter
+// words stay zeroed per stream (none per call), a graph capture gets its
+// own, and the partials come from torch's caching allocator on the current
+// stream, like the extension's own contest entry (csrc/torch/contest.cpp).
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/extension.h>
+
+#include "families.h"
+#include "tickets.h"
+
+// The sum of x into out (one float32 element on x's device), returned as a
+// 0-dim view of out. (Not view({}): braces pick view(ScalarType).)
+torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out) {
+  TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat && x.dim() == 1,
+              "custom_kernel: the input of 'data' must be a 1-D float32 CUDA tensor");
+  TORCH_CHECK(out.numel() == 1 && out.scalar_type() == torch::kFloat && out.device() == x.device() &&
+                  out.is_contiguous(),
+              "custom_kernel: the output of 'data' must be one float32 element on the input's device");
+  const c10::cuda::CUDAGuard guard(x.device());
+  if (x.numel() == 0) return out.zero_().view(c10::IntArrayRef{});
+  if (!x.is_contiguous()) x = x.contiguous();
+  const redux_shape shape{1, x.numel(), 1};
+  const size_t ws_bytes = redux::chunks_workspace_bytes(shape, REDUX_F32, REDUX_F32);
+  torch::Tensor ws;
+  if (ws_bytes > 0) ws = torch::empty({(int64_t)ws_bytes}, x.options().dtype(torch::kUInt8));
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
+  const redux_shim::StreamCounters counters = redux_shim::stream_counters(x.get_device(), stream);
+  const redux_status st = redux::launch_chunks(x.data_ptr(), out.data_ptr(), ws_bytes ? ws.data_ptr() : nullptr,
+                                               ws_bytes, counters.ptr, counters.len, shape, REDUX_F32, REDUX_F32,
+                                               0, stream);
+  TORCH_CHECK(st == REDUX_OK, "custom_kernel: redux's launch failed: ", redux_status_string(st));
+  return out.view(c10::IntArrayRef{});
+}
