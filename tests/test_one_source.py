@@ -86,3 +86,51 @@ def test_product_code_has_no_sweep_knobs_or_notebook_pointers():
         assert "PERFORMANCE.md change" not in text and "describe_cols" not in text, rel
     for rel in ("include/redux/reduce.cuh", "include/redux/redux.h"):
         assert "PERFORMANCE.md change" not in read(rel), rel
+
+
+# ---- functions sized to be read ----
+
+MAX_FUNCTION_LINES = 60
+
+
+def c_function_lengths(text):
+    """(first line, length) of every function body at file or namespace
+    scope in C/C++/CUDA source: a brace matcher that treats namespace,
+    extern and type bodies as scopes, not functions."""
+    stack, found = [], []
+    for i, line in enumerate(text.split("\n")):
+        code = re.sub(r'//.*|"(\\.|[^"])*"', "", line)
+        for ch in code:
+            if ch == "{":
+                at_scope = not stack or stack[-1][0] == "scope"
+                is_scope = re.search(r"\b(namespace|extern)\b", code) or (
+                    at_scope and re.search(r"\b(struct|class|enum|union)\b\s*\w*\s*(:[^{]*)?\{", code))
+                stack.append(("scope" if is_scope else "function" if at_scope else "block", i))
+            elif ch == "}" and stack:
+                kind, start = stack.pop()
+                if kind == "function":
+                    found.append((start + 1, i - start + 1))
+    return found
+
+
+def test_functions_fit_on_a_screen():
+    import ast
+    long = []
+    for rel, text in csrc_files():
+        long += [f"{rel}:{line} ({n} lines)" for line, n in c_function_lengths(text) if n > MAX_FUNCTION_LINES]
+    for folder in ("leaderboard", "redux"):
+        for name in sorted(os.listdir(os.path.join(ROOT, folder))):
+            if name.endswith(".py"):
+                rel = f"{folder}/{name}"
+                for node in ast.walk(ast.parse(read(rel))):
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        n = node.end_lineno - node.lineno + 1
+                        if n > MAX_FUNCTION_LINES:
+                            long.append(f"{rel}:{node.lineno} {node.name} ({n} lines)")
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+def test_the_function_length_check_sees_functions():
+    src = "namespace a {\nstruct S { int f() {\nreturn 1; } };\nint g() {\n" + "x;\n" * 70 + "}\n}\n"
+    lengths = c_function_lengths(src)
+    assert (4, 72) in lengths and (2, 2) not in lengths
