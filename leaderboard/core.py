@@ -1,7 +1,8 @@
-"""The competition's method, in one place (../shared/GPU_MODE.md).
+"""The competition's method, in one place.
 
-Input generator, reference, checker, timing and stopping rule of the GPU-MODE
-vectorsum_v2 problem. The leaderboard harness and the popcorn evaluator both
+Input generator, reference, checker, timing and stopping rule of GPU MODE's
+vectorsum_v2 problem (PMPP practice set), as its published evaluator
+(eval.py) and reference code define them. The leaderboard harness and the popcorn evaluator both
 use these functions; nothing else defines them.
 """
 import math

@@ -5,7 +5,7 @@
 - the dtype pairs (REDUX_DTYPE_PAIRS in redux.h): no second list in csrc/;
 - element sizes (redux_dtype_size in redux.h): no second definition;
 - the runner protocol's exit codes (utils.h): what the evaluator uses and
-  what its docstring and GPU_MODE.md state.
+  what its docstring states.
 """
 import os
 import re
