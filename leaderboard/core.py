@@ -78,12 +78,19 @@ def check(got, expected):
 
 @dataclass
 class Stats:
+    """The competition's statistics of one case (runs, mean, std, err, best,
+    worst; ns), the median beside them, and the harness's noise marks
+    (leaderboard/stats.py): remeasured (the first measurement was noisy) and
+    noisy (the second was too)."""
     runs: int
     mean: float  # ns
     std: float
     err: float
     best: float
     worst: float
+    median: float
+    remeasured: bool = False
+    noisy: bool = False
 
     def as_dict(self):
         return asdict(self)
@@ -93,7 +100,10 @@ def summarize(samples_ns):
     n = len(samples_ns)
     mean = sum(samples_ns) / n
     std = math.sqrt(sum((s - mean) ** 2 for s in samples_ns) / (n - 1)) if n > 1 else 0.0
-    return Stats(runs=n, mean=mean, std=std, err=std / math.sqrt(n), best=min(samples_ns), worst=max(samples_ns))
+    ordered = sorted(samples_ns)
+    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return Stats(runs=n, mean=mean, std=std, err=std / math.sqrt(n), best=ordered[0], worst=ordered[-1],
+                 median=median)
 
 
 class Timer:

@@ -35,7 +35,7 @@ if has compare; then  # the harness with redux.sum only (torch.sum is always sco
   python3 -m leaderboard --ops sum --no-plot --out "$OUT/compare" 2>/tmp/compare.err | tee "$OUT/compare.txt"
 fi
 if has shapes; then
-  python3 -m leaderboard shapes --json "$OUT/shapes.json" ${SHAPES_ARGS:-} 2>&1 | tee "$OUT/shapes.txt"
+  python3 -m leaderboard shapes --json "$OUT/shapes.json" --plot "$OUT/shapes.png" ${SHAPES_ARGS:-} 2>&1 | tee "$OUT/shapes.txt"
 fi
 if has variants; then
   nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda bench/variants.cu csrc/cuda/*.cu \

@@ -1,13 +1,14 @@
 """The leaderboard's measurements: which ops, their checks and timings on
 the competition's sizes (leaderboard/core.py has the method), and the read
 bandwidth they are reported against."""
+import os
 import platform
 import sys
 import time
 
 import torch
 
-from leaderboard import core, report, ops as ops_mod
+from leaderboard import core, report, stats, ops as ops_mod
 from redux.variants import BASELINE
 
 
@@ -15,7 +16,7 @@ class Progress:
     """A one-line progress bar on stderr."""
 
     def __init__(self, total):
-        self.total, self.done, self.t0 = max(total, 1), 0, time.time()
+        self.total, self.done, self.t0, self.finished = max(total, 1), 0, time.time(), False
 
     def step(self, label):
         self.done += 1
@@ -24,6 +25,11 @@ class Progress:
         sys.stderr.write(f"\r[{bar:<30}] {self.done}/{self.total} {time.time() - self.t0:5.0f}s {label:<40}")
         sys.stderr.flush()
         if self.done == self.total:
+            self.finish()
+
+    def finish(self):
+        if not self.finished:
+            self.finished = True
             sys.stderr.write("\n")
 
 
@@ -64,39 +70,54 @@ def select_ops(args, device):
     return chosen
 
 
-def score_op(name, fn, args, device, sizes, timer, progress):
-    """One op's entry: the competition's test phase, then every benchmark
-    size (an op that fails a check is not timed further)."""
-    budget = 1.0 if args.quick else args.time_budget
-    max_runs = 10 if args.quick else core.MAX_RUNS
-    idea, deterministic = ops_mod.describe(name)
-    entry = {"idea": idea, "deterministic": deterministic, "tests": {}, "benchmarks": {}, "correct": True}
+def test_phase(name, fn, args, device):
+    """The competition's test phase: {size: 'pass' or the reason}."""
+    tests = {}
     for i, size in enumerate(core.TEST_SIZES):
         data = core.generate_input(size, args.seed + i, device)
         try:
             msg = core.check(fn(data), core.reference(data[0]))
         except Exception as e:  # a crashing op is a failing op, not a crashed harness
             msg = f"raised {type(e).__name__}: {e}"
-        entry["tests"][str(size)] = msg or "pass"
-        entry["correct"] &= not msg
-    progress.step(f"{name} tests")
-    for size in sizes:
-        if not entry["correct"]:
-            progress.step(f"{name} skipped")
-            continue
-        try:
-            fn(core.generate_input(size, args.seed, device))  # warm-up
-            st, msg = core.benchmark(fn, size, args.seed, device, ranked=args.ranked, max_time_s=budget,
-                                     timer=timer, max_runs=max_runs)
-        except Exception as e:
-            st, msg = None, f"raised {type(e).__name__}: {e}"
-        if st is None:
-            entry["correct"] = False
-            entry["benchmarks"][str(size)] = {"error": msg}
-        else:
-            entry["benchmarks"][str(size)] = st.as_dict()
-        progress.step(f"{name} {size}")
-    return entry
+        tests[str(size)] = msg or "pass"
+    return tests
+
+
+def make_sampler(fn, size, args, device, timer, shared):
+    """One timed call of fn at `size`, the competition's way. Benchmark mode:
+    the size's one input (shared by every op), checked once here. Ranked
+    mode: a fresh seed (seed + 13 each time) and a check on every call.
+    Raises MeasureError on a failed check."""
+    if args.ranked:
+        seed = [args.seed]
+
+        def sample():
+            seed[0] += core.RANKED_SEED_STEP
+            data = core.generate_input(size, seed[0], device)
+            expected = core.reference(data[0])
+            got, ns = timer(fn, data)
+            msg = check_call(lambda: core.check(got, expected))
+            if msg:
+                raise stats.MeasureError(f"seed {seed[0]}: {msg}")
+            return ns
+        return sample
+    if size not in shared:
+        data = core.generate_input(size, args.seed, device)
+        shared[size] = (data, core.reference(data[0]))
+    data, expected = shared[size]
+    msg = check_call(lambda: core.check(fn(data), expected))  # also the warm-up
+    if msg:
+        def failed():
+            raise stats.MeasureError(msg)
+        return failed
+    return lambda: timer(fn, data)[1]
+
+
+def check_call(f):
+    try:
+        return f()
+    except Exception as e:
+        return f"raised {type(e).__name__}: {e}"
 
 
 def run(args):
@@ -108,12 +129,57 @@ def run(args):
     chosen = select_ops(args, device)
     sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes
              else list(core.BENCHMARK_SIZES if cuda else core.CPU_BENCHMARK_SIZES))
+    read_bw = measure_read_bandwidth(device)
+    first_screen(device, cuda, read_bw, chosen, sizes, args)
     results = {"device": torch.cuda.get_device_name(device) if cuda else platform.processor() or "cpu",
-               "torch": torch.__version__, "mode": "ranked" if args.ranked else "benchmark",
-               "quick": args.quick, "read_bandwidth_Bps": measure_read_bandwidth(device), "sizes": sizes, "ops": {}}
-    progress = Progress(len(chosen) * (1 + len(sizes)))
-    timer = core.Timer(device)
+               "torch": torch.__version__, "commit": git_commit(), "mode": "ranked" if args.ranked else "benchmark",
+               "quick": args.quick, "read_bandwidth_Bps": read_bw, "sizes": sizes, "statistic": stats.ROBUST,
+               "noise_rule": stats.NOISE_RULE, "ops": {}}
     for name, fn in chosen.items():
-        results["ops"][name] = score_op(name, fn, args, device, sizes, timer, progress)
+        idea, deterministic = ops_mod.describe(name)
+        tests = test_phase(name, fn, args, device)
+        results["ops"][name] = {"idea": idea, "deterministic": deterministic, "tests": tests, "benchmarks": {},
+                                "correct": all(v == "pass" for v in tests.values())}
+    timer, shared = core.Timer(device), {}
+    cells = [stats.Cell((name, size), make_sampler(fn, size, args, device, timer, shared))
+             for size in sizes for name, fn in chosen.items() if results["ops"][name]["correct"]]
+    progress = Progress(len(cells))
+    stats.measure(cells, max_runs=10 if args.quick else core.MAX_RUNS,
+                  budget_s=1.0 if args.quick else args.time_budget, on_done=lambda c: progress.step(f"{c.key[0]} {c.key[1]:,}"))
+    progress.finish()
+    for c in cells:
+        entry = results["ops"][c.key[0]]
+        entry["benchmarks"][str(c.key[1])] = c.stats.as_dict() if c.stats else {"error": c.error}
+        entry["correct"] &= c.stats is not None
     report.summarize(results)
     return results
+
+
+def git_commit():
+    """The commit the run measured (with '+dirty' for local changes), or None."""
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def first_screen(device, cuda, read_bw, chosen, sizes, args):
+    """What the run is about to do, before it does it."""
+    budget = 1.0 if args.quick else args.time_budget
+    if cuda:
+        print(f"Scoring {len(chosen)} ops on {torch.cuda.get_device_name(device)}: measured read ceiling "
+              f"{read_bw / 1e12:.2f} TB/s (1 GiB streamed).", flush=True)
+    else:
+        print(f"No CUDA GPU visible (torch.cuda.is_available() is False), so this run scores the CPU kernels: "
+              f"{len(chosen)} ops that run on the CPU (the ladder rungs are CUDA-only), on CPU-sized inputs.",
+              flush=True)
+    # Upper bound: each cell stops at its budget (twice when re-measured); most stop far earlier.
+    est = len(chosen) * len(sizes) * budget * 0.5 + len(chosen) * 0.5
+    print(f"Sizes {', '.join(f'{s:,}' for s in sizes)}; seed {args.seed}; about {est / 60:.1f} min "
+          f"(at most {len(chosen) * len(sizes) * budget / 60:.1f} min + re-measured cells).", flush=True)

@@ -3,12 +3,15 @@ measured in one run with the competition's method (L2 evicted before each
 call, CUDA events around the Python call; leaderboard/core.Timer), with
 torch.sum (and CUB where it applies) measured in the same run.
 
-Each number is the median of --repeat rounds (default 3) that time every op
-of a row in turn: runs on the H200 have differed by up to 30% at small sizes
-when the machine was disturbed. Prints one row per target: shape, dtype,
+The ops of a row (torch.sum, redux, CUB, the two pure reads) are sampled in
+turn, round-robin, so a disturbed stretch of a shared machine hits them
+alike, and each number is the median of its samples (leaderboard/stats.py;
+a cell that stays noisy after one re-measurement is marked). Runs on the
+H200 have differed by up to 30% at small sizes when the machine was
+disturbed. Prints one row per target: shape, dtype,
 dim, torch.sum us, CUB us, redux us, ratio to torch.sum, GB/s, fraction of
 the measured read ceiling, the read floor, the target and pass/miss. A miss
-is printed as a miss. --json writes every number.
+is printed as a miss. --json writes every number; --plot draws the targets.
 
 The read floor of a row is the fastest pure read of the same bytes under the
 same timer (torch.ops.redux._read_probe, evict-first and ordinary loads, the
@@ -28,7 +31,7 @@ import time
 import torch
 
 import redux  # noqa: F401
-from leaderboard import core
+from leaderboard import core, stats
 
 SIX = core.BENCHMARK_SIZES
 
@@ -50,25 +53,22 @@ TARGETS = [
 ]
 
 
-def time_fn(timer, fn, x, budget_s, max_runs=core.MAX_RUNS):
-    samples = []
-    fn(x)
-    t_end = time.perf_counter() + budget_s
-    while len(samples) < max_runs:
-        _, ns = timer(fn, x)
-        samples.append(ns)
-        if len(samples) >= core.MIN_RUNS:  # the competition's stopping rule (leaderboard/core.py)
-            st = core.summarize(samples)
-            if st.err < core.TARGET_REL_ERR * st.mean or time.perf_counter() > t_end:
-                break
-    return core.summarize(samples).mean
+def measure_row(timer, ops, x, budget_s):
+    """{name: core.Stats} of ops (name -> fn of x) on x, interleaved and
+    flagged the harness's way (leaderboard/stats.py)."""
+    cells = []
+    for name, fn in ops.items():
+        fn(x)  # warm-up
+        cells.append(stats.Cell(name, lambda fn=fn: timer(fn, x)[1]))
+    return {c.key: c.stats for c in stats.measure(cells, budget_s=budget_s)}
 
 
-def read_floor(timer, x, budget_s):
-    """ns of the fastest pure read of x's bytes (both cache hints), same timer."""
+def floor_ops(x):
+    """The pure reads of x's bytes (both cache hints): the row's read floor
+    is the faster one."""
     flat = x.view(-1).view(torch.float32)
-    return min(time_fn(timer, lambda a, ef=ef: torch.ops.redux._read_probe(a, ef), flat, budget_s)
-               for ef in (True, False))
+    return {f"floor {'evict-first' if ef else 'plain'}": (lambda a, ef=ef: torch.ops.redux._read_probe(flat, ef))
+            for ef in (True, False)}
 
 
 def host_cost(fn, x, calls=2000):
@@ -83,29 +83,19 @@ def host_cost(fn, x, calls=2000):
     return (time.perf_counter() - t0) / calls * 1e6
 
 
-def cpu_row(label, shape, dim, threads):
+def cpu_row(label, shape, dim, budget_s):
     x = torch.randn(shape) + 3.0
-    old = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        def best(fn):
-            fn()
-            ts = []
-            for _ in range(20):
-                t0 = time.perf_counter()
-                fn()
-                ts.append(time.perf_counter() - t0)
-            return min(ts) * 1e6
-        t = best(lambda: torch.sum(x, dim) if dim else torch.sum(x))
-        r = best(lambda: torch.ops.redux.sum(x, dim))
-    finally:
-        torch.set_num_threads(old)
-    return {"label": label, "torch_us": t, "redux_us": r, "ratio": r / t, "target": 1.1, "pass": r / t <= 1.1}
+    ops = {"torch": (lambda a: torch.sum(a, dim)) if dim else torch.sum,
+           "redux": lambda a: torch.ops.redux.sum(a, dim)}
+    st = measure_row(core.Timer("cpu"), ops, x, budget_s)
+    t, r = st["torch"].median / 1e3, st["redux"].median / 1e3
+    return {"label": label, "torch_us": t, "redux_us": r, "ratio": r / t, "target": 1.1, "pass": r / t <= 1.1,
+            "noisy": any(v.noisy for v in st.values()), "stats": {k: v.as_dict() for k, v in st.items()}}
 
 
 def measure_gpu_target(timer, target, read_bw, args):
     """One GPU target's row: torch, redux (and CUB for 1-D fp32) and the read
-    floor, each the median over --repeat rounds of the round's mean."""
+    floor, interleaved; medians (stats.ROBUST) give the ratios."""
     label, shape, dtype, dim, goal, note = target
     g = torch.Generator(device="cuda").manual_seed(len(label))
     x = (torch.randn(shape, device="cuda", generator=g) * 2 + 5).to(dtype)
@@ -113,20 +103,16 @@ def measure_gpu_target(timer, target, read_bw, args):
            "redux": lambda a: torch.ops.redux.sum(a, dim)}
     if dtype == torch.float32 and x.dim() == 1:
         ops["cub"] = torch.ops.redux.sum_cub
-    # --repeat rounds, each timing every op once in turn; the median of the
-    # rounds' means, so one disturbed stretch moves no ratio.
-    means = {k: [] for k in [*ops, "floor"]}
-    for _ in range(args.repeat):
-        for k, fn in ops.items():
-            means[k].append(time_fn(timer, fn, x, args.budget))
-        means["floor"].append(read_floor(timer, x, args.budget))
-    t, r, floor = (statistics.median(means[k]) for k in ("torch", "redux", "floor"))
-    c = statistics.median(means["cub"]) if "cub" in ops else None
+    st = measure_row(timer, {**ops, **floor_ops(x)}, x, args.budget)
+    med = {k: v.median for k, v in st.items()}
+    t, r, c = med["torch"], med["redux"], med.get("cub")
+    floor = min(v for k, v in med.items() if k.startswith("floor"))
     gbps = x.numel() * x.element_size() / r
     row = {"label": label, "shape": list(shape), "dtype": str(dtype).replace("torch.", ""), "dim": dim,
            "torch_us": t / 1e3, "cub_us": c / 1e3 if c else None, "redux_us": r / 1e3, "ratio": r / t,
            "GBps": gbps, "of_ceiling": gbps / read_bw, "floor_us": floor / 1e3, "floor_ratio": floor / t,
-           "target": goal, "note": note}
+           "target": goal, "note": note, "noisy": any(v.noisy for v in st.values()),
+           "stats": {k: v.as_dict() for k, v in st.items()}}
     if goal is not None:
         row["pass"] = r / t <= goal
     elif "97%" in note:
@@ -161,10 +147,13 @@ def print_table(rows, cpu, summary):
             res = "MISS (goal below the read floor)"
         print(f"{r['label']:<22} {r['torch_us']:>9.2f} {cub:>8} {r['redux_us']:>9.2f} {r['ratio']:>6.3f} "
               f"{r['GBps']:>6.0f} {100 * r['of_ceiling']:>6.1f}% {r['floor_us']:>8.2f} {r['floor_ratio']:>11.3f} "
-              f"{goal:>6}  {res}")
+              f"{goal:>6}  {res}{' (noisy)' if r['noisy'] else ''}")
     for r in cpu:
         print(f"{r['label']:<22} {r['torch_us']:>9.1f} {'-':>8} {r['redux_us']:>9.1f} {r['ratio']:>6.3f} "
-              f"{'-':>6} {'-':>7} {'-':>8} {'-':>11} {'<=1.10':>6}  {'pass' if r['pass'] else 'MISS'}")
+              f"{'-':>6} {'-':>7} {'-':>8} {'-':>11} {'<=1.10':>6}  {'pass' if r['pass'] else 'MISS'}"
+              f"{' (noisy)' if r['noisy'] else ''}")
+    print(f"times: {stats.ROBUST}s of interleaved samples (leaderboard/stats.py); (noisy): a cell stayed noisy "
+          f"({stats.NOISE_RULE}) after one re-measurement")
     for k, v in summary.items():
         print(f"{k}: {v:.3f}" if isinstance(v, float) else f"{k}: {v}")
 
@@ -175,7 +164,7 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=1.0, help="seconds per (op, shape) at most")
     ap.add_argument("--json", default=None, help="write all numbers here")
     ap.add_argument("--cpu-only", action="store_true", help="only the CPU target (no GPU needed)")
-    ap.add_argument("--repeat", type=int, default=3, help="rounds per target; the median is reported")
+    ap.add_argument("--plot", default=None, help="draw the targets (ratio, goal, read floor) to this PNG")
     args = ap.parse_args(argv)
     rows, summary = [], {}
     if not args.cpu_only:
@@ -184,14 +173,17 @@ def main(argv=None):
             return 2
         timer = core.Timer("cuda")
         probe = torch.rand(2**28, device="cuda")
-        ceiling = min(time_fn(timer, torch.ops.redux._read_probe, probe, 2.0) for _ in range(3))
+        ceiling = measure_row(timer, {"probe": torch.ops.redux._read_probe}, probe, 2.0)["probe"].best
         read_bw = probe.numel() * 4 / ceiling  # bytes per ns = GB/s
         del probe
         rows = [measure_gpu_target(timer, target, read_bw, args) for target in TARGETS]
         summary = gpu_summary(rows, read_bw)
-    cpu = [cpu_row("cpu full 16M fp32", (16 * 2**20,), None, torch.get_num_threads()),
-           cpu_row("cpu rows (4096,4096)", (4096, 4096), [1], torch.get_num_threads())]
+    cpu = [cpu_row("cpu full 16M fp32", (16 * 2**20,), None, args.budget),
+           cpu_row("cpu rows (4096,4096)", (4096, 4096), [1], args.budget)]
     print_table(rows, cpu, summary)
+    if args.plot and rows:
+        from leaderboard import plots
+        plots.plot_shapes(rows, args.plot, f"redux performance targets: {torch.cuda.get_device_name()}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "cpu": cpu, "summary": summary}, f, indent=1)
