@@ -3,15 +3,20 @@
     import redux
     y = torch.ops.redux.sum(x, dim=1)   # wherever a model calls torch.sum
     y = redux.sum(x, dim=1)             # the same op, with a docstring
+    y = redux.mean(x, dim=1)            # torch.mean on redux's sum
+    with redux.enabled():               # torch.sum / torch.mean everywhere -> redux
+        loss = model(batch)
 
 VARIANTS lists every sum variant the extension registers.
 """
 import torch
 
 from . import _C  # noqa: F401  loads the native library: registers torch.ops.redux.* (all backends, Meta, autograd)
+from .switch import disable, enable, enabled, is_enabled
 from .variants import VARIANTS, Variant, by_name
 
-__all__ = ["sum", "VARIANTS", "Variant", "by_name", "has_cuda_kernels"]
+__all__ = ["sum", "mean", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
+           "has_cuda_kernels"]
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001  (mirrors torch.sum)
@@ -35,6 +40,20 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001  (mirrors 
     if isinstance(dim, int):
         dim = [dim]
     return torch.ops.redux.sum(input, dim, keepdim, dtype=dtype)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """torch.mean with redux's guarantees; calls torch.ops.redux.mean.
+
+    The sum runs through redux.sum's kernels and tree in a wider dtype (fp64
+    for float32 and float64 results, fp32 for float16 and bfloat16), then is
+    divided by the count of reduced elements and rounded once to the result
+    dtype. Floating-point results only, like torch.mean (integers need a
+    floating-point `dtype`); an empty reduction gives nan. Differentiable.
+    """
+    if isinstance(dim, int):
+        dim = [dim]
+    return torch.ops.redux.mean(input, dim, keepdim, dtype=dtype)
 
 
 def has_cuda_kernels():

@@ -1,7 +1,8 @@
 """Each fact has one home; these tests fail when a copy drifts from it.
 
 - the variants table (include/redux/variants.h, read by redux.VARIANTS):
-  the registered ops, the numbering, the README table, ladder.cu's contents;
+  the numbering, the README table, ladder.cu's contents (the registered
+  ops: tests/test_ladder.py);
 - the dtype pairs (REDUX_DTYPE_PAIRS in redux.h): no second list in csrc/;
 - element sizes (redux_dtype_size in redux.h): no second definition;
 - the runner protocol's exit codes (utils.h): what the evaluator uses and
@@ -36,11 +37,6 @@ def test_variants_are_numbered_from_one_with_the_product_last():
     general = [v.name for v in redux.VARIANTS if v.general]
     assert general == ["sum"] and redux.VARIANTS[-1].name == "sum"
     assert redux.by_name("sum").deterministic and redux.by_name("sum_two_pass").deterministic
-
-
-def test_variants_are_the_registered_ops():
-    registered = {n.split("::")[1] for n in torch._C._dispatch_get_all_op_names() if n.startswith("redux::")}
-    assert {n for n in registered if not n.startswith("_")} == {v.name for v in redux.VARIANTS}
 
 
 def test_readme_table_is_the_variants_table():

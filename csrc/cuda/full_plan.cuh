@@ -46,9 +46,11 @@ inline chunks_plan plan_chunks(redux_shape s, redux_dtype in) {
   const int64_t tile = (int64_t)kBlock * (16 / redux_dtype_size(in));
   chunks_plan p;
   p.tiles = ceil_div(s.n, tile);
-  /* Tiles per chunk: at least kUnroll, and enough that outer * chunks stays
-   * near kChunksTarget. */
-  int64_t per_chunk = ceil_div(s.outer * p.tiles, kChunksTarget);
+  /* Tiles per chunk: at least kUnroll, and enough that one row's chunks
+   * stay near kChunksTarget. A function of the row alone (never of outer),
+   * so a row's bits do not depend on how many rows share the call: sums
+   * over trailing dims are batch-invariant. */
+  int64_t per_chunk = ceil_div(p.tiles, kChunksTarget);
   if (per_chunk < kUnroll) per_chunk = kUnroll;
   p.chunks = ceil_div(p.tiles, per_chunk);
   p.items = s.outer * p.chunks;

@@ -1,7 +1,7 @@
 // The one TORCH_LIBRARY block: every schema of the redux namespace, and the
 // Python module redux._C, whose one function hands the variants table
 // (include/redux/variants.h) to redux/variants.py.
-// Backend implementations: sum_cpu.cpp, sum_cuda.cpp, sum_meta.cpp,
+// Backend implementations: sum_cpu.cpp, sum_cuda.cpp, sum_meta.cpp, mean.cpp,
 // ladder*.cpp, probe*.cpp, contest.cpp; autograd: autograd.cpp.
 #include <Python.h>
 #include <torch/library.h>
@@ -58,6 +58,9 @@ PyObject *PyInit__C(void) {
 TORCH_LIBRARY(redux, m) {
   // The product: torch.sum's signature and semantics.
   m.def("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
+  // torch.mean's signature and semantics, on redux::sum (mean.cpp).
+  m.def("mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag});
   // Internal: the same op with the grid (CUDA blocks) or the number of CPU
   // work pieces forced; grid=0 chooses as redux::sum does. Tests use it to

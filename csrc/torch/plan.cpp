@@ -72,6 +72,23 @@ SumSpec sum_spec(const char *op, const at::Tensor &self, at::OptionalIntArrayRef
 
 namespace {
 
+// The kernel writes the kept dims in memory order (`order`: dims of size > 1
+// by decreasing stride); when that is not their logical order, says how to
+// view its buffer to copy it into the result.
+void set_output_layout(const at::Tensor &x, const std::vector<int64_t> &order, const std::vector<bool> &reduced,
+                       SumPlan &plan) {
+  std::vector<int64_t> kept;
+  for (int64_t d : order)
+    if (!reduced[d]) kept.push_back(d);
+  if (std::is_sorted(kept.begin(), kept.end())) return;
+  plan.permuted_output = true;
+  for (int64_t d : kept) plan.kernel_shape.push_back(x.size(d));
+  std::vector<int64_t> pos(kept.size());
+  std::iota(pos.begin(), pos.end(), 0);
+  std::sort(pos.begin(), pos.end(), [&](int64_t a, int64_t b) { return kept[a] < kept[b]; });
+  plan.kernel_perm = pos;
+}
+
 // Collapses a dense x to the family, 3-D shape and output layout of `plan`
 // (sets family, shape, permuted_output, kernel_shape/perm); returns what the
 // kernel reads: x itself, or a permuted copy when kept and reduced dims
@@ -93,11 +110,14 @@ at::Tensor collapse_to_family(at::Tensor x, const std::vector<bool> &reduced, Su
     else groups.push_back({(bool)reduced[d], x.size(d)});
   }
 
+  // A reduction that keeps dims (even all of size 1) is a rows problem: one
+  // row x[i:i+1] of a batch then takes the tree its row takes in the batch.
+  const bool keeps_dims = std::find(reduced.begin(), reduced.end(), false) != reduced.end();
   const size_t g = groups.size();
   if (g == 0) {
     plan.family = REDUX_FULL; plan.shape = {1, 1, 1};
   } else if (g == 1 && groups[0].reduced) {
-    plan.family = REDUX_FULL; plan.shape = {1, groups[0].size, 1};
+    plan.family = keeps_dims ? REDUX_ROWS : REDUX_FULL; plan.shape = {1, groups[0].size, 1};
   } else if (g == 1) {
     plan.family = REDUX_ROWS; plan.shape = {groups[0].size, 1, 1};
   } else if (g == 2 && !groups[0].reduced) {
@@ -120,19 +140,7 @@ at::Tensor collapse_to_family(at::Tensor x, const std::vector<bool> &reduced, Su
     return x.permute(perm).contiguous();
   }
 
-  // The kernel writes the kept dims in memory order; when that is not their
-  // logical order, say how to view its buffer to copy it into the result.
-  std::vector<int64_t> kept;
-  for (int64_t d : order)
-    if (!reduced[d]) kept.push_back(d);
-  if (!std::is_sorted(kept.begin(), kept.end())) {
-    plan.permuted_output = true;
-    for (int64_t d : kept) plan.kernel_shape.push_back(x.size(d));
-    std::vector<int64_t> pos(kept.size());
-    std::iota(pos.begin(), pos.end(), 0);
-    std::sort(pos.begin(), pos.end(), [&](int64_t a, int64_t b) { return kept[a] < kept[b]; });
-    plan.kernel_perm = pos;
-  }
+  set_output_layout(x, order, reduced, plan);
   return x;
 }
 

@@ -1,0 +1,154 @@
+"""The model-wide switch: torch's sum and mean on redux's kernels.
+
+    redux.enable()            # on, until redux.disable()
+    with redux.enabled():     # on inside the block, then as before
+        loss = model(x).mean()
+
+While on, aten::sum (full and dim_IntList, with and without dtype) and
+aten::mean (full and dim) on CPU and CUDA tensors run redux's kernels:
+torch.sum, Tensor.sum, torch.mean, x.pow(2).mean(-1) in an RMSNorm, the
+sums and means inside a loss. Through torch.library: kernels of our own for
+the aten ops at the CPU and CUDA dispatch keys, so torch's autograd formulas
+still apply (gradients are torch's) and everything above the backends
+(autocast, functionalization, other devices) is untouched.
+
+What each call gets: redux.sum's guarantees (bits that depend only on the
+values, shape, layout and dtype; fp64 accumulation for float32; batch
+invariance for reductions over trailing dims: row i of a batch has the bits
+of the same row alone). Inputs redux has no kernel for are still answered,
+never refused where torch would not refuse: complex through the real sum of
+its real and imaginary parts (also redux), integer results other than int64
+as redux's int64 sum cast down (the same wrapping as torch). The rules torch
+enforces (mean of integers without a floating dtype) raise torch's errors.
+
+Scope: the switch is process-wide (the dispatcher's registrations are
+global): every thread sees it while it is on. enable() and disable() turn a
+persistent "on" on and off; each enabled() block holds it on for its
+duration; the kernels are registered while either holds and removed when
+the last lets go, so nesting and threads compose. A redux kernel never
+calls aten::sum or aten::mean, so there is no re-entry.
+
+torch.compile: compiled code does not reach these kernels. Inductor lowers
+aten::sum and aten::mean to reductions of its own while it traces, before
+any CPU or CUDA kernel runs, so a compiled model computes them with torch's
+generated code (tests/test_switch.py pins this). To get redux inside a
+compiled graph, call torch.ops.redux.sum / redux.mean explicitly: they are
+pt2-compliant ops that stay calls into redux's kernels.
+"""
+import contextlib
+import threading
+import warnings
+
+import torch
+
+_lock = threading.Lock()
+_holders = 0        # enabled() blocks open now
+_persistent = False  # enable() without disable()
+_library = None     # the torch.library registrations while on
+
+_REDUX_OUT = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64)
+
+
+def _result_dtype(x, dtype):
+    if dtype is not None:
+        return dtype
+    return torch.int64 if not x.dtype.is_floating_point and not x.dtype.is_complex else x.dtype
+
+
+def _normal_dims(x, dim):
+    if dim is None or len(dim) == 0:
+        return None
+    return [d % max(x.dim(), 1) for d in dim]
+
+
+def _sum(x, dim, keepdim, dtype):
+    out = _result_dtype(x, dtype)
+    if out.is_complex:  # redux sums real parts and imaginary parts
+        xr = torch.view_as_real(x.to(out) if x.dtype != out else x)
+        dims = _normal_dims(x, dim)
+        dims = list(range(x.dim())) if dims is None else dims
+        return torch.view_as_complex(torch.ops.redux.sum(xr, dims, keepdim).contiguous())
+    if out in _REDUX_OUT:
+        return torch.ops.redux.sum(x, dim, keepdim, dtype=dtype)
+    if not out.is_floating_point:  # int8/16/32, uint8, bool: int64 wraps like them once cast
+        return torch.ops.redux.sum(x, dim, keepdim, dtype=torch.int64).to(out)
+    return torch.ops.redux.sum(x, dim, keepdim, dtype=torch.float32).to(out)
+
+
+def _mean(x, dim, keepdim, dtype):
+    out = dtype if dtype is not None else x.dtype
+    if not (out.is_floating_point or out.is_complex):
+        # torch's own error, from its meta kernel (the switch does not touch it)
+        torch.empty((), dtype=x.dtype, device="meta").mean(dtype=dtype)
+    if out.is_complex:
+        xr = torch.view_as_real(x.to(out) if x.dtype != out else x)
+        dims = _normal_dims(x, dim)
+        dims = list(range(x.dim())) if dims is None else dims
+        return torch.view_as_complex(torch.ops.redux.mean(xr, dims, keepdim).contiguous())
+    if out in _REDUX_OUT:
+        return torch.ops.redux.mean(x, dim, keepdim, dtype=dtype)
+    return torch.ops.redux.mean(x, dim, keepdim, dtype=torch.float32).to(out)
+
+
+def _register():
+    lib = torch.library.Library("aten", "IMPL")
+    kernels = {
+        "sum": lambda x, *, dtype=None: _sum(x, None, False, dtype),
+        "sum.dim_IntList": lambda x, dim, keepdim=False, *, dtype=None: _sum(x, dim, keepdim, dtype),
+        "mean": lambda x, *, dtype=None: _mean(x, None, False, dtype),
+        "mean.dim": lambda x, dim, keepdim=False, *, dtype=None: _mean(x, dim, keepdim, dtype),
+    }
+    with warnings.catch_warnings():  # "overriding a previously registered kernel": on purpose
+        warnings.simplefilter("ignore")
+        for name, fn in kernels.items():
+            for key in ("CPU", "CUDA"):
+                lib.impl(name, fn, key)
+    return lib
+
+
+def _update():
+    """Registers or removes the kernels to match the holders (under _lock)."""
+    global _library
+    want = _persistent or _holders > 0
+    if want and _library is None:
+        _library = _register()
+    elif not want and _library is not None:
+        _library._destroy()
+        _library = None
+
+
+def enable():
+    """Turns the switch on until disable() (idempotent)."""
+    global _persistent
+    with _lock:
+        _persistent = True
+        _update()
+
+
+def disable():
+    """Turns enable()'s "on" off; open enabled() blocks keep it on until they end."""
+    global _persistent
+    with _lock:
+        _persistent = False
+        _update()
+
+
+def is_enabled():
+    """True while torch's sum and mean run on redux."""
+    with _lock:
+        return _library is not None
+
+
+@contextlib.contextmanager
+def enabled():
+    """On for the block (nested blocks and enable() compose), then as before."""
+    global _holders
+    with _lock:
+        _holders += 1
+        _update()
+    try:
+        yield
+    finally:
+        with _lock:
+            _holders -= 1
+            _update()

@@ -1,0 +1,82 @@
+"""torch.ops.redux.mean: torch.mean's semantics on redux's sum kernels,
+checked against an fp64 reference on random data with an offset."""
+import pytest
+import torch
+
+import redux
+from conftest import DEVICES, random_tensor
+
+SHAPES_DIMS = [((1000,), None), ((7, 1025), [1]), ((7, 1025), [0]), ((3, 5, 257), [-1]), ((3, 5, 257), [0, 2]),
+               ((4, 33, 17), [1]), ((2, 3, 4, 5), [1, 3]), ((), None), ((6, 4), [])]
+
+
+def reference_mean(x, dim, keepdim, out_dtype):
+    xd = x.double().cpu()
+    dims = list(range(x.dim())) if not dim else dim
+    ref = xd.mean(dims, keepdim=keepdim) if x.dim() else xd
+    return ref.to(out_dtype)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("shape,dim", SHAPES_DIMS)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_mean_matches_torch_semantics_and_fp64_reference(device, dtype, shape, dim, keepdim):
+    x = random_tensor(shape, dtype, device, seed=hash((shape, str(dim), keepdim)) % 1000)
+    got = torch.ops.redux.mean(x, dim, keepdim)
+    expect = torch.mean(x, dim, keepdim=keepdim) if dim is not None else torch.mean(x)
+    if dim is None and keepdim:
+        expect = torch.mean(x, list(range(x.dim())), keepdim=True) if x.dim() else expect
+    assert got.shape == expect.shape and got.dtype == expect.dtype and got.device == x.device
+    ref = reference_mean(x, dim, keepdim, torch.float64)
+    tol = {torch.float32: 2e-7, torch.float64: 1e-15, torch.float16: 1e-3, torch.bfloat16: 8e-3}[dtype]
+    assert torch.allclose(got.double().cpu(), ref.reshape(got.shape), rtol=tol, atol=0), (got, ref)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mean_dtype_argument_and_integers(device):
+    x = random_tensor((40, 30), torch.int64, device, seed=3)
+    got = torch.ops.redux.mean(x, [1], False, dtype=torch.float32)
+    assert got.dtype == torch.float32 and torch.allclose(got, torch.mean(x, 1, dtype=torch.float32))
+    with pytest.raises(RuntimeError, match="redux.mean: argument 'self' has dtype Long"):
+        torch.ops.redux.mean(x)
+    with pytest.raises(RuntimeError, match="redux.mean: argument 'dtype' has dtype Int"):
+        torch.ops.redux.mean(x.float(), dtype=torch.int32)
+    with pytest.raises(RuntimeError, match="redux.mean: argument 'self' has dtype ComplexFloat"):
+        torch.ops.redux.mean(torch.ones(3, dtype=torch.complex64, device=device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mean_of_nothing_is_nan_like_torch(device):
+    x = torch.empty(0, 5, device=device)
+    assert torch.isnan(torch.ops.redux.mean(x)).item()
+    got, expect = torch.ops.redux.mean(x, [0]), torch.mean(x, 0)
+    assert got.shape == expect.shape and torch.isnan(got).all()
+    assert torch.ops.redux.mean(torch.empty(5, 0, device=device), [0]).shape == (0,)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mean_is_the_sum_divided_once(device):
+    """One rounding: the fp64 sum of float32 data divided in fp64, then cast."""
+    x = random_tensor((3, 4099), torch.float32, device, seed=11)
+    wide = torch.ops.redux.sum(x, [1], False, dtype=torch.float64)
+    assert torch.equal(torch.ops.redux.mean(x, [1]), (wide / 4099).float())
+    assert torch.equal(redux.mean(x, 1), torch.ops.redux.mean(x, [1]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mean_gradient_is_torchs(device):
+    x = random_tensor((5, 7, 3), torch.float32, device, seed=5).requires_grad_()
+    g = random_tensor((5, 3), torch.float32, device, seed=6)
+    (gr,) = torch.autograd.grad(torch.ops.redux.mean(x, [1]), x, g)
+    (gt,) = torch.autograd.grad(torch.mean(x, 1), x, g)
+    assert torch.equal(gr, gt)
+    xd = random_tensor((3, 4), torch.float64, device, seed=7).requires_grad_()
+    assert torch.autograd.gradcheck(lambda t: torch.ops.redux.mean(t, [0], True), (xd,))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mean_opcheck(device):
+    x = random_tensor((6, 9), torch.float32, device, seed=8)
+    torch.library.opcheck(torch.ops.redux.mean.default, (x, [1], True))
+    torch.library.opcheck(torch.ops.redux.mean.default, (x,), {"dtype": torch.float64})

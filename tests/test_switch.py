@@ -1,0 +1,183 @@
+"""redux.enable() / disable() / enabled(): torch's sum and mean on redux's
+kernels (redux/switch.py), their fallbacks, scope, gradients, the
+batch-invariance and run-to-run guarantees, torch.compile and CUDA graphs."""
+import threading
+
+import pytest
+import torch
+
+import redux
+from conftest import DEVICES, cuda, random_tensor
+
+
+def ops_called(fn):
+    """Names of the dispatcher ops a call ran (CPU-side profiler)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        fn()
+    return {e.key for e in prof.key_averages()}
+
+
+@pytest.fixture(autouse=True)
+def switch_off_after():
+    yield
+    redux.disable()
+    assert not redux.is_enabled(), "a test left an enabled() block open"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sum_and_mean_route_to_redux_only_while_on(device):
+    x = random_tensor((6, 300), torch.float32, device, seed=1)
+    calls = [lambda: torch.sum(x), lambda: x.sum(-1), lambda: torch.sum(x, 0, dtype=torch.float64),
+             lambda: torch.mean(x), lambda: x.mean(-1, keepdim=True), lambda: x.pow(2).mean([0, 1])]
+    for call in calls:
+        assert "redux::sum" not in ops_called(call)
+        with redux.enabled():
+            assert "redux::sum" in ops_called(call)
+        assert "redux::sum" not in ops_called(call)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_results_are_redux_bits_and_close_to_torch(device):
+    x = random_tensor((5, 7, 130), torch.float32, device, seed=2)
+    plain = [torch.sum(x), x.sum(-1), x.mean(1), torch.mean(x, dtype=torch.float64)]
+    with redux.enabled():
+        routed = [torch.sum(x), x.sum(-1), x.mean(1), torch.mean(x, dtype=torch.float64)]
+    mine = [torch.ops.redux.sum(x), torch.ops.redux.sum(x, [-1]), torch.ops.redux.mean(x, [1]),
+            torch.ops.redux.mean(x, dtype=torch.float64)]
+    for r, m, p in zip(routed, mine, plain):
+        assert torch.equal(r, m) and r.dtype == p.dtype and r.shape == p.shape
+        assert torch.allclose(r, p, rtol=1e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_what_redux_lacks_falls_back_and_torchs_errors_stay(device):
+    z = torch.randn(4, 6, dtype=torch.complex64, device=device) + 2
+    i = torch.randint(-9, 9, (4, 6), dtype=torch.int32, device=device)
+    b = torch.rand(4, 6, device=device) > 0.5
+    with redux.enabled():
+        assert torch.allclose(z.sum(1), z.cpu().sum(1).to(device)) and z.sum(1).dtype == torch.complex64
+        assert torch.allclose(z.mean(), z.cpu().mean().to(device))
+        assert torch.equal(i.sum(0, dtype=torch.int32), i.cpu().sum(0, dtype=torch.int32).to(device))
+        assert torch.equal(i.sum(), i.cpu().sum().to(device)) and i.sum().dtype == torch.int64
+        assert torch.equal(b.sum(1), b.cpu().sum(1).to(device))
+        assert torch.equal(i.to(torch.uint8).sum(dtype=torch.uint8), i.to(torch.uint8).cpu().sum(dtype=torch.uint8).to(device))
+        with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype"):
+            i.mean()
+        assert torch.allclose(i.mean(1, dtype=torch.float32), i.cpu().float().mean(1).to(device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradients_equal_torchs(device):
+    x = random_tensor((4, 9, 33), torch.float32, device, seed=4).requires_grad_()
+
+    def grads():
+        y = x.sum(-1).pow(2).mean() + (x * x).mean(1).sum()
+        return torch.autograd.grad(y, x)[0]
+    plain = grads()
+    with redux.enabled():
+        routed = grads()
+    assert torch.allclose(routed, plain, rtol=1e-5, atol=1e-6)
+    with redux.enabled():  # the sum's gradient is a broadcast: torch's, bit for bit
+        (g,) = torch.autograd.grad(x.sum(-1), x, torch.ones(4, 9, device=device))
+    assert torch.equal(g, torch.ones_like(x))
+
+
+def test_nesting_threads_and_enable_compose():
+    x = torch.randn(64) + 1
+    routed = lambda: "redux::sum" in ops_called(lambda: x.sum())
+    with redux.enabled():
+        with redux.enabled():
+            assert routed()
+        assert routed()  # the outer block still holds it
+    assert not routed()
+    redux.enable()
+    with redux.enabled():
+        pass
+    assert routed()  # enable() holds it after the block
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(routed()))
+    t.start()
+    t.join()
+    assert seen == [True]  # process-wide: other threads see it
+    with redux.enabled():
+        redux.disable()
+        assert routed()  # the open block keeps it on
+    assert not routed() and not redux.is_enabled()
+
+
+# ---- the guarantees ----
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("width", [7, 300, 2048, 2049, 8192, 40000])
+def test_batch_invariance_over_the_last_dim(device, dtype, width):
+    """f(x)[i] == f(x[i:i+1])[0] bit for bit, for sum and mean over the last
+    dim, batch sizes 1..N; a padded batch gives the unpadded rows' bits."""
+    n = 12
+    x = random_tensor((n, 3, width), dtype, device, seed=width)
+    with redux.enabled():
+        for f in (lambda t: t.sum(-1), lambda t: t.mean(-1), lambda t: t.pow(2).mean(-1, keepdim=True)):
+            full = f(x)
+            for b in range(1, n + 1):
+                assert torch.equal(f(x[:b]), full[:b]), f"batch {b} differs"
+            for i in (0, 5, n - 1):
+                assert torch.equal(f(x[i:i + 1])[0], full[i])
+            padded = torch.cat([x, random_tensor((20, 3, width), dtype, device, seed=width + 1)])
+            assert torch.equal(f(padded)[:n], full)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_model_forward_backward_bit_identical_run_to_run(device):
+    from bench.gpt import TinyGPT, make_batch
+    idx, targets = make_batch(4, 16, 64, 3, device)
+    runs = []
+    for _ in range(3):
+        torch.manual_seed(0)
+        model = TinyGPT(64, 32, 2, 2, 16).to(device)
+        with redux.enabled():
+            loss = model.per_sample_loss(idx, targets).mean()
+            loss.backward()
+        runs.append([loss.detach()] + [p.grad.clone() for p in model.parameters()])
+    for other in runs[1:]:
+        assert all(torch.equal(a, b) for a, b in zip(runs[0], other))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_compiled_code_does_not_reach_the_switch(device):
+    """Pins the documented limit (redux/switch.py): Inductor lowers aten.sum
+    and aten.mean itself, so a compiled function under the switch runs no
+    redux kernel, and its results are still torch's within tolerance; the
+    explicit op stays a redux call in a compiled graph."""
+    x = random_tensor((8, 512), torch.float32, device, seed=9)
+    f = torch.compile(lambda t: t.sum(-1) + t.mean(-1), fullgraph=True)
+    g = torch.compile(lambda t: torch.ops.redux.sum(t, [-1]) * 2, fullgraph=True)
+    with redux.enabled():
+        got = f(x)
+        names = ops_called(lambda: f(x))
+        explicit = ops_called(lambda: g(x))
+    assert "redux::sum" not in names and "redux::mean" not in names
+    assert "redux::sum" in explicit
+    assert torch.allclose(got, x.sum(-1) + x.mean(-1), rtol=1e-5, atol=1e-4)
+
+
+@cuda
+@pytest.mark.cuda
+def test_cuda_graph_capture_and_replay_under_the_switch():
+    x = random_tensor((64, 1000), torch.float32, "cuda", seed=10)
+    static_in = x.clone()
+    with redux.enabled():
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):  # warm-up on a side stream, as capture wants
+            static_in.sum(-1) + static_in.mean(0).sum()
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_out = static_in.sum(-1) + static_in.mean(0).sum()
+    for k in range(3):
+        static_in.copy_(x + k)
+        graph.replay()
+        torch.cuda.synchronize()
+        with redux.enabled():
+            expect = (x + k).sum(-1) + (x + k).mean(0).sum()
+        assert torch.equal(static_out, expect)
