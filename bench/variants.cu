@@ -597,7 +597,7 @@ void section_parts(Bench &b) {
     for (int64_t n : {(int64_t)1638400, (int64_t)3276800, (int64_t)6553600, (int64_t)13107200, (int64_t)26214400,
                       (int64_t)52428800}) {
       const redux_shape s{1, n, 1};
-      const int64_t chunks = plan_chunks(s, REDUX_F32).chunks; /* the product's plan */
+      const int64_t chunks = plan_chunks(s, REDUX_F32, REDUX_FULL).chunks; /* the product's plan */
       double *parts = reinterpret_cast<double *>(ws);
       const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
       struct V { std::string name; std::function<void()> f; };
@@ -669,7 +669,7 @@ void section_trace(Bench &b) {
     for (int64_t n : {(int64_t)1638400, (int64_t)3276800, (int64_t)6553600, (int64_t)13107200, (int64_t)26214400,
                       (int64_t)52428800}) {
       const redux_shape s{1, n, 1};
-      const int64_t chunks = plan_chunks(s, REDUX_F32).chunks;
+      const int64_t chunks = plan_chunks(s, REDUX_F32, REDUX_FULL).chunks;
       CK(cudaMemset(tslots, 0, chunks * 16));
       for (int mode = 0; mode < 10; ++mode) {
         if (getenv("TRACE_MODES") && !strchr(getenv("TRACE_MODES"), '0' + mode)) continue;

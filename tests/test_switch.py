@@ -109,12 +109,15 @@ def test_nesting_threads_and_enable_compose():
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
-@pytest.mark.parametrize("width", [7, 300, 2048, 2049, 8192, 40000])
-def test_batch_invariance_over_the_last_dim(device, dtype, width):
+@pytest.mark.parametrize("shape", [(12, 7), (12, 300), (12, 3, 2048), (12, 2049), (12, 3, 8192), (12, 40000),
+                                   (12, 3, 2**20)])
+def test_batch_invariance_over_the_last_dim(device, dtype, shape):
     """f(x)[i] == f(x[i:i+1])[0] bit for bit, for sum and mean over the last
-    dim, batch sizes 1..N; a padded batch gives the unpadded rows' bits."""
-    n = 12
-    x = random_tensor((n, 3, width), dtype, device, seed=width)
+    dim, batch sizes 1..N; a padded batch gives the unpadded rows' bits.
+    (12, w): one row alone keeps only a dim of size 1; (12, 3, 2**20): the
+    whole batch has far more chunks than a few rows have."""
+    n, width = shape[0], shape[-1]
+    x = random_tensor(shape, dtype, device, seed=width)
     with redux.enabled():
         for f in (lambda t: t.sum(-1), lambda t: t.mean(-1), lambda t: t.pow(2).mean(-1, keepdim=True)):
             full = f(x)
@@ -122,7 +125,7 @@ def test_batch_invariance_over_the_last_dim(device, dtype, width):
                 assert torch.equal(f(x[:b]), full[:b]), f"batch {b} differs"
             for i in (0, 5, n - 1):
                 assert torch.equal(f(x[i:i + 1])[0], full[i])
-            padded = torch.cat([x, random_tensor((20, 3, width), dtype, device, seed=width + 1)])
+            padded = torch.cat([x, random_tensor((20, *shape[1:]), dtype, device, seed=width + 1)])
             assert torch.equal(f(padded)[:n], full)
 
 

@@ -10,7 +10,7 @@ extern "C" size_t redux_cuda_sum_workspace_bytes(redux_family family, redux_shap
                                                  redux_dtype in, redux_dtype out) {
   if (!shape_ok(shape)) return 0;
   switch (family) {
-    case REDUX_FULL: return chunks_workspace_bytes(shape, in, out);
+    case REDUX_FULL: return chunks_workspace_bytes(shape, in, out, REDUX_FULL);
     case REDUX_ROWS: return rows_workspace_bytes(shape, in, out);
     case REDUX_COLS: return cols_workspace_bytes(shape, in, out);
   }
@@ -21,7 +21,7 @@ extern "C" size_t redux_cuda_sum_counters(redux_family family, redux_shape shape
                                           redux_dtype out) {
   if (!shape_ok(shape) || !redux_dtype_pair_supported(in, out)) return 0;
   switch (family) {
-    case REDUX_FULL: return chunks_counters(shape, in);
+    case REDUX_FULL: return chunks_counters(shape, in, REDUX_FULL);
     case REDUX_ROWS: return rows_counters(shape, in);
     case REDUX_COLS: return cols_counters(shape, in);
   }
@@ -38,7 +38,8 @@ extern "C" redux_status redux_cuda_sum(redux_family family, const void *x, void 
   switch (family) {
     case REDUX_FULL:
       if (shape.outer != 1 || shape.inner != 1) return REDUX_ERR_SHAPE;
-      return launch_chunks(x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st);
+      return launch_chunks(x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st,
+                           REDUX_FULL);
     case REDUX_ROWS:
       if (shape.inner != 1) return REDUX_ERR_SHAPE;
       return launch_rows(x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st);

@@ -16,9 +16,9 @@ namespace redux {
 /* sum_full.cu: chunked single pass, [outer, n]; polled or ticket finish. */
 redux_status launch_chunks(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
                            size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
-                           cudaStream_t stream);
-size_t chunks_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out);
-size_t chunks_counters(redux_shape s, redux_dtype in);
+                           cudaStream_t stream, redux_family family);
+size_t chunks_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, redux_family family);
+size_t chunks_counters(redux_shape s, redux_dtype in, redux_family family);
 
 /* sum_rows.cu: lane groups per row for short rows, else launch_chunks. */
 redux_status launch_rows(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,

@@ -131,15 +131,18 @@ struct launch_chunks_fn {
 
 redux_status launch_chunks(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
                            size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
-                           cudaStream_t stream) {
+                           cudaStream_t stream, redux_family family) {
   return dispatch_pair(in, out,
-                       launch_chunks_fn{x, y, ws, ws_bytes, counters, counters_len, s, grid, stream, plan_chunks(s, in)});
+                       launch_chunks_fn{x, y, ws, ws_bytes, counters, counters_len, s, grid, stream,
+                                        plan_chunks(s, in, family)});
 }
 
-size_t chunks_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out) {
-  return workspace_bytes(plan_chunks(s, in).f, acc_bytes(in, out));
+size_t chunks_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, redux_family family) {
+  return workspace_bytes(plan_chunks(s, in, family).f, acc_bytes(in, out));
 }
 
-size_t chunks_counters(redux_shape s, redux_dtype in) { return (size_t)plan_chunks(s, in).f.segments; }
+size_t chunks_counters(redux_shape s, redux_dtype in, redux_family family) {
+  return (size_t)plan_chunks(s, in, family).f.segments;
+}
 
 }  // namespace redux

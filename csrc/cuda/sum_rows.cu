@@ -85,14 +85,16 @@ redux_status launch_rows(const void *x, void *y, void *ws, size_t ws_bytes, unsi
                          size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
                          cudaStream_t stream) {
   if (rows_use_chunks(s, in))
-    return launch_chunks(x, y, ws, ws_bytes, counters, counters_len, s, in, out, grid, stream);
+    return launch_chunks(x, y, ws, ws_bytes, counters, counters_len, s, in, out, grid, stream, REDUX_ROWS);
   return dispatch_pair(in, out, launch_rows_fn{x, y, s, rows_width(s.n, in), grid, stream});
 }
 
 size_t rows_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out) {
-  return rows_use_chunks(s, in) ? chunks_workspace_bytes(s, in, out) : 0;
+  return rows_use_chunks(s, in) ? chunks_workspace_bytes(s, in, out, REDUX_ROWS) : 0;
 }
 
-size_t rows_counters(redux_shape s, redux_dtype in) { return rows_use_chunks(s, in) ? chunks_counters(s, in) : 0; }
+size_t rows_counters(redux_shape s, redux_dtype in) {
+  return rows_use_chunks(s, in) ? chunks_counters(s, in, REDUX_ROWS) : 0;
+}
 
 }  // namespace redux

@@ -25,14 +25,14 @@ torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out) {
   if (x.numel() == 0) return out.zero_().view(c10::IntArrayRef{});
   if (!x.is_contiguous()) x = x.contiguous();
   const redux_shape shape{1, x.numel(), 1};
-  const size_t ws_bytes = redux::chunks_workspace_bytes(shape, REDUX_F32, REDUX_F32);
+  const size_t ws_bytes = redux::chunks_workspace_bytes(shape, REDUX_F32, REDUX_F32, REDUX_FULL);
   torch::Tensor ws;
   if (ws_bytes > 0) ws = torch::empty({(int64_t)ws_bytes}, x.options().dtype(torch::kUInt8));
   cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
   const redux_shim::StreamCounters counters = redux_shim::stream_counters(x.get_device(), stream);
   const redux_status st = redux::launch_chunks(x.data_ptr(), out.data_ptr(), ws_bytes ? ws.data_ptr() : nullptr,
                                                ws_bytes, counters.ptr, counters.len, shape, REDUX_F32, REDUX_F32,
-                                               0, stream);
+                                               0, stream, REDUX_FULL);
   TORCH_CHECK(st == REDUX_OK, "custom_kernel: redux's launch failed: ", redux_status_string(st));
   return out.view(c10::IntArrayRef{});
 }
