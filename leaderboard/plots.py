@@ -92,7 +92,7 @@ def plot_leaderboard(results, path):
 def plot_shapes(rows, path, title):
     """rows: shapes.py's GPU rows (label, ratio, floor_ratio, target, pass)."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(10, 0.42 * len(rows) + 1.6))
+    fig, ax = plt.subplots(figsize=(10, 0.42 * len(rows) + 2.2))
     ys = list(range(len(rows)))[::-1]
     colors = ["C2" if r.get("pass") else "C3" if "pass" in r else "C0" for r in rows]
     ax.barh(ys, [r["ratio"] for r in rows], color=colors, alpha=0.75, label="redux / torch.sum")
@@ -105,7 +105,7 @@ def plot_shapes(rows, path, title):
     ax.set_xlabel(f"time ratio to torch.sum ({stats.ROBUST}s; green: goal met, red: missed, blue: no ratio goal)")
     ax.set_title(title)
     ax.grid(True, axis="x", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.07), ncol=3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

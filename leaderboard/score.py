@@ -156,8 +156,12 @@ def run(args):
 
 
 def git_commit():
-    """The commit the run measured (with '+dirty' for local changes), or None."""
+    """The commit the run measured (with '+dirty' for local changes), or None.
+    REDUX_COMMIT overrides it, for a copy of the tree whose .git is not the
+    checkout's (a remote GPU machine)."""
     import subprocess
+    if os.environ.get("REDUX_COMMIT"):
+        return os.environ["REDUX_COMMIT"]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
