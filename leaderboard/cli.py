@@ -59,7 +59,12 @@ def _shapes(argv):
     return shapes.main(argv)
 
 
-SUBCOMMANDS.update(evaluate=_evaluate, export=_export, shapes=_shapes)
+def _versus(argv):
+    from leaderboard import versus
+    return versus.main(argv)
+
+
+SUBCOMMANDS.update(evaluate=_evaluate, export=_export, shapes=_shapes, versus=_versus)
 
 
 def main(argv=None):

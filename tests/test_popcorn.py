@@ -167,6 +167,41 @@ def test_exported_submission_compiles_and_loads(tmp_path, monkeypatch):
         module.custom_kernel((torch.ones(4, dtype=torch.float64), torch.empty(1)))
 
 
+def test_every_variant_exports():
+    """--op NAME: the product's sources for sum, the ladder's behind a
+    binding that names the rung for the others."""
+    import redux
+    for v in redux.VARIANTS:
+        text = export.render(op=v.name)
+        assert text.splitlines()[0] == "#!POPCORN leaderboard vectorsum_v2" and f"--op {v.name}" in text
+        if v.general:
+            assert "sum_chunks_kernel" in text and "REDUX_EXPORT_RUNG" not in text
+        else:
+            assert f"#define REDUX_EXPORT_RUNG REDUX_RUNG_{export.rung_id(v.name)}" in text and "ladder.cu" in text
+    with pytest.raises(SystemExit):
+        export.main(["--op", "sum_nothing"])
+
+
+@cuda
+@pytest.mark.cuda
+def test_every_exported_variant_passes_the_evaluators_test_mode(tmp_path):
+    """Each export built by load_inline as the competition builds it, in
+    parallel (one extension folder each), then the evaluator's test mode."""
+    from concurrent.futures import ThreadPoolExecutor
+    import redux
+
+    def run(op):
+        out = tmp_path / f"{op}.py"
+        assert export.main(["--op", op, "--out", str(out)]) == 0
+        rc, lines, err = evaluate("test", TESTS_TXT, "--submission", str(out), device="cuda",
+                                  env_extra={"TORCH_EXTENSIONS_DIR": str(tmp_path / f"ext_{op}")})
+        return op, rc, lines.get("check"), err[-1500:]
+    with ThreadPoolExecutor(max_workers=len(redux.VARIANTS)) as pool:
+        results = list(pool.map(run, [v.name for v in redux.VARIANTS]))
+    bad = [(op, err) for op, rc, check, err in results if rc != 0 or check != "pass"]
+    assert not bad, bad
+
+
 CXX = shutil.which("g++")
 CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 HAS_TOOLKIT = CXX is not None and os.path.exists(os.path.join(CUDA_HOME, "include", "cuda_runtime.h"))

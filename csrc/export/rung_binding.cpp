@@ -1,0 +1,28 @@
+// The binding of an exported ladder rung (python -m leaderboard export --op
+// NAME): custom_kernel((data, output)) is one call of vectorsum, which runs
+// rung REDUX_EXPORT_RUNG (defined by the export before this file) through
+// the C API, with a workspace from torch's caching allocator, as the
+// extension's rung ops do (csrc/torch/ladder_cuda.cpp).
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/extension.h>
+
+#include "redux/redux.h"
+
+torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out) {
+  TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat && x.dim() == 1,
+              "custom_kernel: the input of 'data' must be a 1-D float32 CUDA tensor");
+  TORCH_CHECK(out.numel() == 1 && out.scalar_type() == torch::kFloat && out.device() == x.device() &&
+                  out.is_contiguous(),
+              "custom_kernel: the output of 'data' must be one float32 element on the input's device");
+  const c10::cuda::CUDAGuard guard(x.device());
+  if (x.numel() == 0) return out.zero_().view(c10::IntArrayRef{});
+  if (!x.is_contiguous() || reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 != 0) x = x.clone();
+  const size_t ws_bytes = redux_cuda_ladder_workspace_bytes(REDUX_EXPORT_RUNG, x.numel());
+  torch::Tensor ws = torch::empty({(int64_t)ws_bytes}, x.options().dtype(torch::kUInt8));
+  const redux_status st = redux_cuda_ladder_sum(REDUX_EXPORT_RUNG, x.data_ptr<float>(), out.data_ptr<float>(),
+                                                x.numel(), ws.data_ptr(), ws_bytes, 0,
+                                                at::cuda::getCurrentCUDAStream().stream());
+  TORCH_CHECK(st == REDUX_OK, "custom_kernel: redux's launch failed: ", redux_status_string(st));
+  return out.view(c10::IntArrayRef{});
+}

@@ -1,0 +1,59 @@
+"""python -m leaderboard versus (leaderboard/versus.py): redux's export
+against torch.sum and submission files, each in its own spawned child,
+interleaved, with the read floor; its report and versus.json."""
+import json
+import os
+
+import pytest
+import torch
+
+from conftest import HAS_CUDA, cuda
+from leaderboard import versus
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENTRIES = [os.path.join(ROOT, "bench", "entries", f) for f in ("atomic_fp32.py", "chunked_fp32.py")]
+
+
+def fake_result():
+    sizes = [1000, 2000]
+    samples = {"redux": {1000: [10.0, 11.0, 10.0], 2000: [20.0, 21.0, 20.0]},
+               "torch.sum": {1000: [12.0, 12.0, 13.0], 2000: [25.0, 24.0, 26.0]},
+               versus.FLOOR: {1000: [8.0, 8.0, 8.0], 2000: [18.0, 18.0, 18.0]}}
+    return sizes, {"gpu": "fake", "mode": "leaderboard", "entries": versus.summarize(samples, {})}
+
+
+def test_summary_has_the_promised_format():
+    _, result = fake_result()
+    cell = result["entries"]["redux"]["2000"]
+    assert set(cell) == {"mean_ns", "best_ns", "median_ns", "runs"}
+    assert cell["runs"] == 3 and cell["best_ns"] == 20.0 and cell["median_ns"] == 20.0
+    assert abs(cell["mean_ns"] - 61 / 3) < 1e-9
+
+
+def test_report_ranks_by_mean_and_states_the_ratios():
+    sizes, result = fake_result()
+    text = versus.report(result, sizes, {"broken": "size 1000: mismatch"})
+    lines = text.splitlines()
+    assert lines[2].startswith("redux") and lines[3].startswith("torch.sum") and lines[4].startswith("read floor")
+    assert "best other entry's: 0.8" in text and "read floor's: 1.130" in text
+    assert "broken: REJECTED" in text
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="checks the message given without a GPU")
+def test_versus_says_it_needs_a_gpu(capsys):
+    assert versus.main(["--runs", "5"]) == 2
+    assert "needs a CUDA GPU" in capsys.readouterr().err
+
+
+@cuda
+@pytest.mark.cuda
+def test_versus_on_the_gpu_with_the_comparison_entries(tmp_path, capsys):
+    rc = versus.main([*ENTRIES, "--sizes", "4096,1638400", "--runs", "10", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    saved = json.load(open(tmp_path / "versus.json"))
+    assert saved["mode"] == "leaderboard" and saved["gpu"] == torch.cuda.get_device_name()
+    assert set(saved["entries"]) == {"redux", "torch.sum", "atomic_fp32", "chunked_fp32", versus.FLOOR}, out
+    for entry in saved["entries"].values():
+        for cell in entry.values():
+            assert cell["runs"] == 10 and 0 < cell["best_ns"] <= cell["median_ns"]
