@@ -1,5 +1,7 @@
 """torch.ops.redux.mean: torch.mean's semantics on redux's sum kernels,
 checked against an fp64 reference on random data with an offset."""
+import zlib
+
 import pytest
 import torch
 
@@ -22,14 +24,16 @@ def reference_mean(x, dim, keepdim, out_dtype):
 @pytest.mark.parametrize("shape,dim", SHAPES_DIMS)
 @pytest.mark.parametrize("keepdim", [False, True])
 def test_mean_matches_torch_semantics_and_fp64_reference(device, dtype, shape, dim, keepdim):
-    x = random_tensor(shape, dtype, device, seed=hash((shape, str(dim), keepdim)) % 1000)
+    x = random_tensor(shape, dtype, device, seed=zlib.crc32(repr((shape, dim, keepdim)).encode()) % 1000)
     got = torch.ops.redux.mean(x, dim, keepdim)
     expect = torch.mean(x, dim, keepdim=keepdim) if dim is not None else torch.mean(x)
     if dim is None and keepdim:
         expect = torch.mean(x, list(range(x.dim())), keepdim=True) if x.dim() else expect
     assert got.shape == expect.shape and got.dtype == expect.dtype and got.device == x.device
     ref = reference_mean(x, dim, keepdim, torch.float64)
-    tol = {torch.float32: 2e-7, torch.float64: 1e-15, torch.float16: 1e-3, torch.bfloat16: 8e-3}[dtype]
+    # float64: the reference is torch's plain fp64 mean, itself off by up to
+    # ~n ulp; redux's compensated sum is closer to exact
+    tol = {torch.float32: 2e-7, torch.float64: 1e-13, torch.float16: 1e-3, torch.bfloat16: 8e-3}[dtype]
     assert torch.allclose(got.double().cpu(), ref.reshape(got.shape), rtol=tol, atol=0), (got, ref)
 
 
