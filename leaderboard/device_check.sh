@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU run, in steps chosen by STEPS (default "build test leaderboard"):
 #   build        build for TORCH_CUDA_ARCH_LIST (default 9.0) with MAX_JOBS=16
-#   test         the whole pytest suite (CUDA tests must run, not skip)
+#   test         the whole pytest suite but the compile-only tests/test_archs.py (CUDA tests must run, not skip)
 #   compare      redux.sum vs torch.sum on the six competition sizes
 #   shapes       python -m leaderboard shapes (the performance targets)
 #   variants     bench/variants.cu: design variants and load patterns,
@@ -29,7 +29,10 @@ if has build; then
   ldd redux/_C*.so | grep -E "libstdc"
 fi
 if has test; then
-  python3 -m pytest tests -q -ra ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" | tail -${TEST_TAIL:-8}
+  # tests/test_archs.py is nvcc work for five architectures (CPU time, run by
+  # CI); left out here to keep a GPU run inside the device tool's 10 minutes.
+  python3 -m pytest tests -q -ra --ignore=tests/test_archs.py ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" |
+    tail -${TEST_TAIL:-8}
 fi
 if has compare; then  # the harness with redux.sum only (torch.sum is always scored)
   python3 -m leaderboard --ops sum --no-plot --out "$OUT/compare" 2>/tmp/compare.err | tee "$OUT/compare.txt"
