@@ -55,19 +55,18 @@ def _result_dtype(x, dtype):
     return torch.int64 if not x.dtype.is_floating_point and not x.dtype.is_complex else x.dtype
 
 
-def _normal_dims(x, dim):
-    if dim is None or len(dim) == 0:
-        return None
-    return [d % max(x.dim(), 1) for d in dim]
+def _complex(op, x, out, dim, keepdim):
+    """A complex sum or mean as redux's real one over the real and imaginary
+    parts (view_as_real's trailing dim of 2 is kept)."""
+    xr = torch.view_as_real(x.to(out) if x.dtype != out else x)
+    dims = list(range(x.dim())) if dim is None or len(dim) == 0 else [d % max(x.dim(), 1) for d in dim]
+    return torch.view_as_complex(op(xr, dims, keepdim).contiguous())
 
 
 def _sum(x, dim, keepdim, dtype):
     out = _result_dtype(x, dtype)
-    if out.is_complex:  # redux sums real parts and imaginary parts
-        xr = torch.view_as_real(x.to(out) if x.dtype != out else x)
-        dims = _normal_dims(x, dim)
-        dims = list(range(x.dim())) if dims is None else dims
-        return torch.view_as_complex(torch.ops.redux.sum(xr, dims, keepdim).contiguous())
+    if out.is_complex:
+        return _complex(torch.ops.redux.sum, x, out, dim, keepdim)
     if out in _REDUX_OUT:
         return torch.ops.redux.sum(x, dim, keepdim, dtype=dtype)
     if not out.is_floating_point:  # int8/16/32, uint8, bool: int64 wraps like them once cast
@@ -81,10 +80,7 @@ def _mean(x, dim, keepdim, dtype):
         # torch's own error, from its meta kernel (the switch does not touch it)
         torch.empty((), dtype=x.dtype, device="meta").mean(dtype=dtype)
     if out.is_complex:
-        xr = torch.view_as_real(x.to(out) if x.dtype != out else x)
-        dims = _normal_dims(x, dim)
-        dims = list(range(x.dim())) if dims is None else dims
-        return torch.view_as_complex(torch.ops.redux.mean(xr, dims, keepdim).contiguous())
+        return _complex(torch.ops.redux.mean, x, out, dim, keepdim)
     if out in _REDUX_OUT:
         return torch.ops.redux.mean(x, dim, keepdim, dtype=dtype)
     return torch.ops.redux.mean(x, dim, keepdim, dtype=torch.float32).to(out)

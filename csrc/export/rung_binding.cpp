@@ -7,14 +7,12 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/extension.h>
 
+#include "binding_args.h"
+
 #include "redux/redux.h"
 
 torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out) {
-  TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat && x.dim() == 1,
-              "custom_kernel: the input of 'data' must be a 1-D float32 CUDA tensor");
-  TORCH_CHECK(out.numel() == 1 && out.scalar_type() == torch::kFloat && out.device() == x.device() &&
-                  out.is_contiguous(),
-              "custom_kernel: the output of 'data' must be one float32 element on the input's device");
+  check_vectorsum_args(x, out);
   const c10::cuda::CUDAGuard guard(x.device());
   if (x.numel() == 0) return out.zero_().view(c10::IntArrayRef{});
   if (!x.is_contiguous() || reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 != 0) x = x.clone();

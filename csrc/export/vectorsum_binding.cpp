@@ -10,17 +10,15 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/extension.h>
 
+#include "binding_args.h"
+
 #include "families.h"
 #include "tickets.h"
 
 // The sum of x into out (one float32 element on x's device), returned as a
 // 0-dim view of out. (Not view({}): braces pick view(ScalarType).)
 torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out) {
-  TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat && x.dim() == 1,
-              "custom_kernel: the input of 'data' must be a 1-D float32 CUDA tensor");
-  TORCH_CHECK(out.numel() == 1 && out.scalar_type() == torch::kFloat && out.device() == x.device() &&
-                  out.is_contiguous(),
-              "custom_kernel: the output of 'data' must be one float32 element on the input's device");
+  check_vectorsum_args(x, out);
   const c10::cuda::CUDAGuard guard(x.device());
   if (x.numel() == 0) return out.zero_().view(c10::IntArrayRef{});
   if (!x.is_contiguous()) x = x.contiguous();
