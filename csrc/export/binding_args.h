@@ -1,7 +1,8 @@
 // The argument checks of an exported submission's binding (both bindings
 // in csrc/export): custom_kernel's data is a 1-D float32 CUDA input and a
 // one-element float32 output on its device.
-#pragma once
+#ifndef REDUX_EXPORT_BINDING_ARGS_H
+#define REDUX_EXPORT_BINDING_ARGS_H
 
 #include <torch/extension.h>
 
@@ -12,3 +13,5 @@ inline void check_vectorsum_args(const torch::Tensor &x, const torch::Tensor &ou
                   out.is_contiguous(),
               "custom_kernel: the output of 'data' must be one float32 element on the input's device");
 }
+
+#endif /* REDUX_EXPORT_BINDING_ARGS_H */
