@@ -24,7 +24,6 @@ that reads its input no faster.
 import argparse
 import json
 import math
-import statistics
 import sys
 import time
 

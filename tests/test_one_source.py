@@ -11,8 +11,6 @@
 import os
 import re
 
-import torch
-
 import redux
 from leaderboard import popcorn
 
