@@ -6,6 +6,10 @@
     y = redux.mean(x, dim=1)            # torch.mean on redux's sum
     with redux.enabled():               # torch.sum / torch.mean everywhere -> redux
         loss = model(batch)
+    y = redux.distributed.sum(shard)    # a sum sharded over ranks, one-device bits
+
+torch.ops.redux.sum also takes DTensor inputs (redux.distributed registers
+its sharding rule).
 
 VARIANTS lists every sum variant the extension registers.
 """
@@ -14,8 +18,11 @@ import torch
 from . import _C  # noqa: F401  loads the native library: registers torch.ops.redux.* (all backends, Meta, autograd)
 from .switch import disable, enable, enabled, is_enabled
 from .variants import VARIANTS, Variant, by_name
+from . import distributed
 
-__all__ = ["sum", "mean", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
+distributed._register_dtensor_rules()
+
+__all__ = ["sum", "mean", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
            "has_cuda_kernels"]
 
 

@@ -219,16 +219,23 @@ static void store_output(redux_dtype out, double hi, double lo, int64_t i, void 
   }
 }
 
-redux_status redux_cpu_sum_combine(const redux_cpu_acc *accs, int64_t count, redux_dtype out, void *y,
-                                   int64_t y_index) {
+/* Combines accs[0], accs[stride], ... (count of them) in that order. */
+static void combine_strided(const redux_cpu_acc *accs, int64_t count, int64_t stride, redux_dtype out, void *y,
+                            int64_t y_index) {
   double hi = 0.0, lo = 0.0;
   uint64_t i = 0;
   for (int64_t k = 0; k < count; ++k) {
-    if (out == REDUX_F64) dd_combine(&hi, &lo, accs[k].hi, accs[k].lo);
-    else hi += accs[k].hi;
-    i += (uint64_t)accs[k].i;
+    const redux_cpu_acc *a = &accs[k * stride];
+    if (out == REDUX_F64) dd_combine(&hi, &lo, a->hi, a->lo);
+    else hi += a->hi;
+    i += (uint64_t)a->i;
   }
   store_output(out, hi, lo, (int64_t)i, y, y_index);
+}
+
+redux_status redux_cpu_sum_combine(const redux_cpu_acc *accs, int64_t count, redux_dtype out, void *y,
+                                   int64_t y_index) {
+  combine_strided(accs, count, 1, out, y, y_index);
   return REDUX_OK;
 }
 
@@ -246,16 +253,17 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
   return REDUX_OK;
 }
 
-/* One columns work item: columns [c0, c0 + width) of slice o, over all n. */
+/* One columns work item: columns [c0, c0 + width) of slice o, over rows
+ * [r0, r1) of x, a dense [outer, rows, inner] array (rows: its length of n),
+ * into acc[0, width). */
 #define COL_LOOP(ACC_STMT)                                         \
-  for (int64_t r = 0; r < n; ++r) {                                \
-    const int64_t row = (o * n + r) * inner + c0;                  \
+  for (int64_t r = r0; r < r1; ++r) {                              \
+    const int64_t row = (o * rows + r) * inner + c0;               \
     for (int64_t c = 0; c < width; ++c) { ACC_STMT; }              \
   }
 
-REDUX_HOT static void cols_item(const void *x, void *y, redux_shape s, int64_t o, int64_t c0, int64_t width,
-                      redux_dtype in, redux_dtype out) {
-  const int64_t n = s.n, inner = s.inner;
+REDUX_HOT static void cols_item(const void *x, int64_t rows, int64_t inner, int64_t o, int64_t c0, int64_t width,
+                                int64_t r0, int64_t r1, redux_dtype in, redux_dtype out, redux_cpu_acc *acc) {
   double hi[REDUX_CPU_COL_BLOCK];
   double lo[REDUX_CPU_COL_BLOCK];
   uint64_t iv[REDUX_CPU_COL_BLOCK];
@@ -274,7 +282,17 @@ REDUX_HOT static void cols_item(const void *x, void *y, redux_shape s, int64_t o
   } else {
     COL_LOOP(iv[c] += (uint64_t)((const int64_t *)x)[row + c])
   }
-  for (int64_t c = 0; c < width; ++c) store_output(out, hi[c], lo[c], (int64_t)iv[c], y, o * inner + c0 + c);
+  for (int64_t c = 0; c < width; ++c) {
+    acc[c].hi = hi[c];
+    acc[c].lo = lo[c];
+    acc[c].i = (int64_t)iv[c];
+  }
+}
+
+/* Columns block b of a columns problem: its first column and width. */
+static int64_t col_blocks(int64_t inner) { return (inner + REDUX_CPU_COL_BLOCK - 1) / REDUX_CPU_COL_BLOCK; }
+static int64_t col_width(int64_t inner, int64_t c0) {
+  return inner - c0 < REDUX_CPU_COL_BLOCK ? inner - c0 : REDUX_CPU_COL_BLOCK;
 }
 
 redux_status redux_cpu_sum_cols(const void *x, void *y, redux_shape s, int64_t item_begin,
@@ -282,45 +300,80 @@ redux_status redux_cpu_sum_cols(const void *x, void *y, redux_shape s, int64_t i
   if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
   if (s.outer < 0 || s.n < 0 || s.inner < 0 || item_begin < 0 || item_end < item_begin)
     return REDUX_ERR_SHAPE;
-  const int64_t blocks = (s.inner + REDUX_CPU_COL_BLOCK - 1) / REDUX_CPU_COL_BLOCK;
+  const int64_t blocks = col_blocks(s.inner);
+  redux_cpu_acc acc[REDUX_CPU_COL_BLOCK];
   for (int64_t k = item_begin; k < item_end; ++k) {
     const int64_t o = k / blocks;
     const int64_t c0 = (k % blocks) * REDUX_CPU_COL_BLOCK;
-    const int64_t width = s.inner - c0 < REDUX_CPU_COL_BLOCK ? s.inner - c0 : REDUX_CPU_COL_BLOCK;
-    cols_item(x, y, s, o, c0, width, in, out);
+    const int64_t width = col_width(s.inner, c0);
+    cols_item(x, s.n, s.inner, o, c0, width, 0, s.n, in, out, acc);
+    for (int64_t c = 0; c < width; ++c) store_output(out, acc[c].hi, acc[c].lo, acc[c].i, y, o * s.inner + c0 + c);
   }
   return REDUX_OK;
 }
 
 /* ---- the CPU reduction tree (redux_cpu_plan) ----
- * Rows of up to REDUX_CPU_CHUNK elements: one item per row, summed whole.
- * Longer rows: fixed chunks of REDUX_CPU_CHUNK, one item each, their
- * partials combined in chunk order by one finish item per row. Columns: one
- * item per (slice, block of REDUX_CPU_COL_BLOCK columns), over all n. */
+ * n is cut into units: REDUX_CPU_CHUNK elements of a row (rows, full) or
+ * REDUX_CPU_COL_CHUNK_ROWS rows (columns); a problem whose n fits one unit
+ * is one unit of n. One unit: one item per row (or per slice and block of
+ * REDUX_CPU_COL_BLOCK columns) writes its outputs. Several: an item per
+ * (row or slice, unit[, columns block]) stores partials [outer, units,
+ * inner], and one finish item per output combines its partials in unit
+ * order. */
 
 static int64_t at_least_one(int64_t v) { return v > 0 ? v : 1; }
 
+int64_t redux_cpu_sum_unit(redux_family family, redux_shape s) {
+  const int64_t unit = family == REDUX_COLS ? REDUX_CPU_COL_CHUNK_ROWS : REDUX_CPU_CHUNK;
+  return s.n > unit ? unit : s.n;
+}
+
 redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape s, redux_dtype in) {
-  redux_cpu_plan p = {0, 0, 0, 1, 1};
-  if (family == REDUX_COLS) {
-    const int64_t blocks = (s.inner + REDUX_CPU_COL_BLOCK - 1) / REDUX_CPU_COL_BLOCK;
-    const int64_t per_item = s.n * (s.inner < REDUX_CPU_COL_BLOCK ? s.inner : REDUX_CPU_COL_BLOCK);
-    p.items = s.outer * blocks;
-    p.item_grain = at_least_one(REDUX_CPU_CHUNK / at_least_one(per_item));
-    return p;
-  }
+  redux_cpu_plan p = {0, 0, 0, 1, 1, 1};
   (void)in;
-  if (s.n <= REDUX_CPU_CHUNK) {
-    p.items = s.outer;
-    p.item_grain = at_least_one(REDUX_CPU_CHUNK / at_least_one(s.n));
-    return p;
+  const int64_t unit = redux_cpu_sum_unit(family, s);
+  p.units = unit > 0 ? (s.n + unit - 1) / unit : 1;
+  const int64_t blocks = family == REDUX_COLS ? col_blocks(s.inner) : 1;
+  const int64_t inner = family == REDUX_COLS ? s.inner : 1;
+  const int64_t per_item = unit * (inner < REDUX_CPU_COL_BLOCK ? inner : REDUX_CPU_COL_BLOCK);
+  p.items = s.outer * p.units * blocks;
+  p.item_grain = at_least_one(REDUX_CPU_CHUNK / at_least_one(per_item));
+  if (p.units > 1) {
+    p.partials = s.outer * p.units * inner;
+    p.finishes = s.outer * inner;
+    p.finish_grain = family == REDUX_COLS ? 4096 : 64;
   }
-  const int64_t chunks = (s.n + REDUX_CPU_CHUNK - 1) / REDUX_CPU_CHUNK;
-  p.items = s.outer * chunks;
-  p.partials = p.items;
-  p.finishes = s.outer;
-  p.finish_grain = 64;
   return p;
+}
+
+/* Partials of units [u0, u0 + k) for work items [begin, end) (item = (o,
+ * unit[, columns block])) of x, a dense [outer, rows of those units, inner]
+ * array; partials [outer, k, inner]. */
+static redux_status unit_items(redux_family family, redux_shape s, const void *x, int64_t u0, int64_t k,
+                               int64_t begin, int64_t end, redux_dtype in, redux_dtype out,
+                               redux_cpu_acc *partials) {
+  const int64_t unit = redux_cpu_sum_unit(family, s);
+  const int64_t rows = ((u0 + k) * unit < s.n ? (u0 + k) * unit : s.n) - u0 * unit;
+  const char *base = (const char *)x;
+  const int64_t es = redux_dtype_size(in);
+  if (family != REDUX_COLS) {
+    for (int64_t it = begin; it < end; ++it) {
+      const int64_t row = it / k, u = it % k;
+      const int64_t count = rows - u * unit < unit ? rows - u * unit : unit;
+      const redux_status st = redux_cpu_sum_partial(base + (row * rows + u * unit) * es, count, in, out, &partials[it]);
+      if (st != REDUX_OK) return st;
+    }
+    return REDUX_OK;
+  }
+  const int64_t blocks = col_blocks(s.inner);
+  for (int64_t it = begin; it < end; ++it) {
+    const int64_t b = it % blocks, u = (it / blocks) % k, o = (it / blocks) / k;
+    const int64_t c0 = b * REDUX_CPU_COL_BLOCK;
+    const int64_t r1 = (u + 1) * unit < rows ? (u + 1) * unit : rows;
+    cols_item(x, rows, s.inner, o, c0, col_width(s.inner, c0), u * unit, r1, in, out,
+              &partials[(o * k + u) * s.inner + c0]);
+  }
+  return REDUX_OK;
 }
 
 redux_status redux_cpu_sum_items(const redux_cpu_plan *p, redux_family family, redux_shape s, const void *x,
@@ -328,27 +381,57 @@ redux_status redux_cpu_sum_items(const redux_cpu_plan *p, redux_family family, r
                                  redux_dtype out) {
   if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
   if (begin < 0 || end < begin || end > p->items) return REDUX_ERR_SHAPE;
-  if (family == REDUX_COLS) return redux_cpu_sum_cols(x, y, s, begin, end, in, out);
-  if (p->finishes == 0) return redux_cpu_sum_rows(x, y, begin, end, s.n, in, out);
-  const int64_t chunks = s.outer > 0 ? p->items / s.outer : 0;
-  const char *base = (const char *)x;
+  if (p->units == 1) {
+    if (family == REDUX_COLS) return redux_cpu_sum_cols(x, y, s, begin, end, in, out);
+    return redux_cpu_sum_rows(x, y, begin, end, s.n, in, out);
+  }
+  return unit_items(family, s, x, 0, p->units, begin, end, in, out, partials);
+}
+
+/* Output k (slice k / inner, column k % inner) from its `units` partials. */
+static redux_status finish_outputs(redux_shape s, int64_t inner, int64_t units, const redux_cpu_acc *partials,
+                                   void *y, int64_t begin, int64_t end, redux_dtype out) {
+  if (begin < 0 || end < begin || end > s.outer * inner) return REDUX_ERR_SHAPE;
   for (int64_t k = begin; k < end; ++k) {
-    const int64_t row = k / chunks, first = (k % chunks) * REDUX_CPU_CHUNK;
-    const int64_t count = s.n - first < REDUX_CPU_CHUNK ? s.n - first : REDUX_CPU_CHUNK;
-    const redux_status st =
-        redux_cpu_sum_partial(base + (row * s.n + first) * redux_dtype_size(in), count, in, out, &partials[k]);
-    if (st != REDUX_OK) return st;
+    const int64_t o = k / inner, c = k % inner;
+    combine_strided(&partials[o * units * inner + c], units, inner, out, y, k);
   }
   return REDUX_OK;
 }
 
-redux_status redux_cpu_sum_finish(const redux_cpu_plan *p, redux_shape s, const redux_cpu_acc *partials, void *y,
-                                  int64_t begin, int64_t end, redux_dtype out) {
-  if (begin < 0 || end < begin || end > p->finishes) return REDUX_ERR_SHAPE;
-  const int64_t chunks = s.outer > 0 ? p->items / s.outer : 0;
-  for (int64_t row = begin; row < end; ++row) {
-    const redux_status st = redux_cpu_sum_combine(&partials[row * chunks], chunks, out, y, row);
-    if (st != REDUX_OK) return st;
-  }
-  return REDUX_OK;
+redux_status redux_cpu_sum_finish(const redux_cpu_plan *p, redux_family family, redux_shape s,
+                                  const redux_cpu_acc *partials, void *y, int64_t begin, int64_t end,
+                                  redux_dtype out) {
+  if (end > p->finishes) return REDUX_ERR_SHAPE;
+  return finish_outputs(s, family == REDUX_COLS ? s.inner : 1, p->units, partials, y, begin, end, out);
+}
+
+/* ---- sharded sums (redux.h) ---- */
+
+redux_status redux_cpu_sum_unit_partials(redux_family family, redux_shape whole, int64_t outer_count,
+                                         const void *x, int64_t unit_begin, int64_t unit_end, int64_t item_begin,
+                                         int64_t item_end, redux_dtype in, redux_dtype out,
+                                         redux_cpu_acc *partials) {
+  if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
+  if (outer_count < 1 || outer_count > whole.outer) return REDUX_ERR_SHAPE;
+  /* The CPU tree of a slice does not depend on outer: plan the held slices. */
+  const redux_shape s = {outer_count, whole.n, whole.inner};
+  const redux_cpu_plan p = redux_cpu_sum_plan(family, s, in);
+  const int64_t k = unit_end - unit_begin;
+  const int64_t blocks = family == REDUX_COLS ? col_blocks(s.inner) : 1;
+  if (p.units < 2 || unit_begin < 0 || k < 1 || unit_end > p.units || item_begin < 0 || item_end < item_begin ||
+      item_end > s.outer * k * blocks)
+    return REDUX_ERR_SHAPE;
+  return unit_items(family, s, x, unit_begin, k, item_begin, item_end, in, out, partials);
+}
+
+redux_status redux_cpu_sum_from_partials(redux_family family, redux_shape whole, int64_t outer_count,
+                                         const redux_cpu_acc *partials, void *y, int64_t out_begin,
+                                         int64_t out_end, redux_dtype out) {
+  if (outer_count < 1 || outer_count > whole.outer) return REDUX_ERR_SHAPE;
+  const redux_shape s = {outer_count, whole.n, whole.inner};
+  const int64_t unit = redux_cpu_sum_unit(family, s);
+  const int64_t units = unit > 0 ? (s.n + unit - 1) / unit : 1;
+  if (units < 2) return REDUX_ERR_SHAPE;
+  return finish_outputs(s, family == REDUX_COLS ? s.inner : 1, units, partials, y, out_begin, out_end, out);
 }

@@ -1,5 +1,6 @@
 /* The C API of the CUDA kernels (redux.h): picks the family launcher. */
 #include "common.cuh"
+#include "dispatch.cuh"
 #include "families.h"
 
 using namespace redux;
@@ -47,4 +48,54 @@ extern "C" redux_status redux_cuda_sum(redux_family family, const void *x, void 
       return launch_cols(x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st);
   }
   return REDUX_ERR_SHAPE;
+}
+
+/* ---- sharded sums ---- */
+
+extern "C" int64_t redux_cuda_sum_unit(redux_family family, redux_shape shape, redux_dtype in) {
+  if (!shape_ok(shape)) return shape.n;
+  switch (family) {
+    case REDUX_FULL: return chunks_unit(shape, in, REDUX_FULL);
+    case REDUX_ROWS: return rows_use_chunks(shape, in) ? chunks_unit(shape, in, REDUX_ROWS) : shape.n;
+    case REDUX_COLS: return cols_unit(shape, in);
+  }
+  return shape.n;
+}
+
+extern "C" size_t redux_cuda_sum_partial_bytes(redux_dtype in, redux_dtype out) {
+  return redux_dtype_pair_supported(in, out) ? acc_bytes(in, out) : 0;
+}
+
+/* The problem's units, or 0 when it has no partials API (one unit, or a bad shape). */
+static int64_t units_of(redux_family family, redux_shape shape, redux_dtype in) {
+  if (!shape_ok(shape) || (family != REDUX_COLS && shape.inner != 1)) return 0;
+  if (family == REDUX_FULL && shape.outer != 1) return 0;
+  const int64_t unit = redux_cuda_sum_unit(family, shape, in);
+  const int64_t units = (shape.n + unit - 1) / unit;
+  return units > 1 ? units : 0;
+}
+
+extern "C" redux_status redux_cuda_sum_unit_partials(redux_family family, const void *x, void *partials,
+                                                     redux_shape shape, int64_t outer_count, int64_t unit_begin,
+                                                     int64_t unit_end, redux_dtype in, redux_dtype out,
+                                                     void *stream) {
+  if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
+  const int64_t units = units_of(family, shape, in);
+  if (units == 0 || unit_begin < 0 || unit_end <= unit_begin || unit_end > units || outer_count < 1 ||
+      outer_count > shape.outer)
+    return REDUX_ERR_SHAPE;
+  cudaStream_t st = static_cast<cudaStream_t>(stream);
+  if (family == REDUX_COLS)
+    return cols_unit_partials(x, partials, shape, outer_count, unit_begin, unit_end, in, out, st);
+  return chunks_unit_partials(x, partials, shape, outer_count, unit_begin, unit_end, in, out, st, family);
+}
+
+extern "C" redux_status redux_cuda_sum_from_partials(redux_family family, const void *partials, void *y,
+                                                     redux_shape shape, int64_t outer_count, redux_dtype in,
+                                                     redux_dtype out, void *stream) {
+  if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
+  if (units_of(family, shape, in) == 0 || outer_count < 1 || outer_count > shape.outer) return REDUX_ERR_SHAPE;
+  cudaStream_t st = static_cast<cudaStream_t>(stream);
+  if (family == REDUX_COLS) return cols_from_partials(partials, y, shape, outer_count, in, out, st);
+  return chunks_from_partials(partials, y, shape, outer_count, in, out, st, family);
 }

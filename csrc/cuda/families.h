@@ -33,6 +33,24 @@ redux_status launch_cols(const void *x, void *y, void *ws, size_t ws_bytes, unsi
                          cudaStream_t stream);
 size_t cols_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out);
 size_t cols_counters(redux_shape s, redux_dtype in);
+
+/* Sharded sums (redux.h): a family's unit along n (n itself when the
+ * problem is one unit), the partials of units [u0, u1) of `outer` slices
+ * held as a dense [outer, rows of those units, inner] input, and their
+ * finish from [outer, units, inner] partials; s is the whole problem,
+ * which fixes the plan. */
+int64_t chunks_unit(redux_shape s, redux_dtype in, redux_family family);
+redux_status chunks_unit_partials(const void *x, void *partials, redux_shape s, int64_t outer, int64_t u0,
+                                  int64_t u1, redux_dtype in, redux_dtype out, cudaStream_t stream,
+                                  redux_family family);
+redux_status chunks_from_partials(const void *partials, void *y, redux_shape s, int64_t outer, redux_dtype in,
+                                  redux_dtype out, cudaStream_t stream, redux_family family);
+bool rows_use_chunks(redux_shape s, redux_dtype in);
+int64_t cols_unit(redux_shape s, redux_dtype in);
+redux_status cols_unit_partials(const void *x, void *partials, redux_shape s, int64_t outer, int64_t u0,
+                                int64_t u1, redux_dtype in, redux_dtype out, cudaStream_t stream);
+redux_status cols_from_partials(const void *partials, void *y, redux_shape s, int64_t outer, redux_dtype in,
+                                redux_dtype out, cudaStream_t stream);
 }  // namespace redux
 
 #endif

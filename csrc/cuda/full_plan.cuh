@@ -45,11 +45,19 @@ constexpr int64_t kPollMaxBytes = (int64_t)64 << 20;
 
 struct chunks_plan {
   family_plan f;
-  int64_t tiles;  /* tiles of kBlock vectors per row */
-  int64_t chunks; /* chunks per row */
-  int64_t items;  /* (row, chunk) work items */
-  bool polled;    /* one row, several chunks: the polled finish */
+  int64_t tiles;     /* tiles of kBlock vectors per row */
+  int64_t per_chunk; /* tiles per chunk (the last chunk of a row may have fewer) */
+  int64_t chunks;    /* chunks per row */
+  int64_t items;     /* (row, chunk) work items */
+  bool polled;       /* one row, several chunks: the polled finish */
 };
+
+/* The smallest power of two >= v (v >= 1). */
+inline int64_t pow2_at_least(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
 
 /* family: REDUX_FULL (one row, the chunk count fills the GPU) or REDUX_ROWS
  * (every row cut alike, whatever outer is). */
@@ -57,14 +65,16 @@ inline chunks_plan plan_chunks(redux_shape s, redux_dtype in, redux_family famil
   const int64_t tile = (int64_t)kBlock * (16 / redux_dtype_size(in));
   chunks_plan p;
   p.tiles = ceil_div(s.n, tile);
-  /* Tiles per chunk: enough that one row's chunks stay near kChunksTarget,
-   * and at least kUnroll (full) or kRowsChunkTiles (rows). A function of
-   * the row alone (never of outer), so a row's bits do not depend on how
-   * many rows share the call: sums over trailing dims are batch-invariant. */
-  int64_t per_chunk = ceil_div(p.tiles, kChunksTarget);
+  /* Tiles per chunk: a power of two, enough that one row's chunks stay
+   * at most kChunksTarget, and at least kUnroll (full) or kRowsChunkTiles
+   * (rows). A function of the row alone (never of outer), so a row's bits
+   * do not depend on how many rows share the call: sums over trailing dims
+   * are batch-invariant. A power of two so that even shards of power-of-two
+   * and competition sizes start on a chunk (redux.distributed). */
   const int64_t least = family == REDUX_ROWS ? kRowsChunkTiles : kUnroll;
-  if (per_chunk < least) per_chunk = least;
-  p.chunks = ceil_div(p.tiles, per_chunk);
+  p.per_chunk = pow2_at_least(ceil_div(p.tiles, kChunksTarget));
+  if (p.per_chunk < least) p.per_chunk = least;
+  p.chunks = ceil_div(p.tiles, p.per_chunk);
   p.items = s.outer * p.chunks;
   /* Integer inputs accumulate in integers: no spare bit pattern for a slot,
    * so they keep the ticket. */
@@ -73,6 +83,11 @@ inline chunks_plan plan_chunks(redux_shape s, redux_dtype in, redux_family famil
   p.f.segments = p.chunks == 1 ? 0 : p.polled ? kSlotCounterWords * p.chunks : s.outer;
   p.f.partials = p.chunks > 1 && !p.polled ? p.items : 0;
   return p;
+}
+
+/* Elements of a row in one chunk: the unit a sharded sum cuts n into. */
+inline int64_t chunk_elements(const chunks_plan &p, redux_dtype in) {
+  return p.per_chunk * (int64_t)kBlock * (16 / redux_dtype_size(in));
 }
 
 }  // namespace redux

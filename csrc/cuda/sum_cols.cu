@@ -3,14 +3,13 @@
  *   sum_cols_kernel  A block is TX x TY threads (TX * TY = kBlock; TX lanes
  *                    run along inner, so a warp's loads are contiguous). A
  *                    work item is (slice o, chunk c of n, tile j of inner).
- *                    Rows are dealt to chunks in groups of TY, round robin:
- *                    chunk c takes row groups c, c + C, c + 2C, ... (C
- *                    chunks), so the blocks running at once read one window
- *                    of neighbouring rows (the grid-stride order that reads
- *                    DRAM fastest), not C windows far apart.
+ *                    Chunk c holds rows [c * L, (c + 1) * L) (L rows per
+ *                    chunk, a power of two and a multiple of TY), so a shard
+ *                    of n that starts on a chunk holds whole chunks
+ *                    (redux.distributed).
  *                    Thread (tx, ty) owns VEC adjacent columns (VEC > 1 only
- *                    with 16-byte aligned rows) and adds row ty of each of
- *                    its chunk's groups, in order, kColsUnroll rows
+ *                    with 16-byte aligned rows) and adds rows ty, ty + TY,
+ *                    ... of its chunk, in order, kColsUnroll rows
  *                    in flight (lane_sum_column_vecs); the TY partial sums
  *                    of a column are then combined by a fixed tree in shared
  *                    memory. With one chunk the block writes the outputs;
@@ -32,8 +31,9 @@
  *                      combines them: G threads per column, each a run of
  *                      consecutive chunks in chunk order, then the G runs
  *                      in order.
- *   plan_cols        the shape-only cut: TX from inner, the chunk count C
- *                    from (outer, n, inner), G from TX and C.
+ *   plan_cols        the shape-only cut: TX from inner, the rows per chunk L
+ *                    and so the chunk count C from (outer, n, inner), G
+ *                    from TX and C.
  * A column's order of additions depends on (TY, C, G) only, never on VEC,
  * the tile a column falls in, alignment, the cache hint, the finish or the
  * grid: the cluster finish adds the same runs in the same order.
@@ -86,9 +86,16 @@ constexpr int64_t kColsMinRowsPerThread = 32;
 
 struct cols_plan {
   int tx, ty;
+  int64_t rows_per_chunk; /* L: rows of n in one chunk (the last may have fewer) */
   int64_t chunks;
   int64_t group_chunks;   /* chunks per finishing thread (G = ceil(chunks / this)) */
 };
+
+static int64_t pow2_rows_at_least(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
 
 static cols_plan plan_cols(redux_shape s, redux_dtype in) {
   const int64_t vmax = 16 / redux_dtype_size(in);
@@ -96,12 +103,15 @@ static cols_plan plan_cols(redux_shape s, redux_dtype in) {
   p.tx = 1;
   while (p.tx < 32 && (int64_t)p.tx * vmax < s.inner) p.tx *= 2;
   p.ty = kBlock / p.tx;
+  /* About kColsTargetItems work items: the chunks wanted per segment, then
+   * rows per chunk a power of two (even shards of n start on a chunk) with
+   * at least kColsMinRowsPerThread rows per thread. */
   const int64_t base_items = s.outer * ceil_div(s.inner, (int64_t)p.tx * vmax);
-  int64_t chunks = ceil_div(kColsTargetItems, base_items);
-  const int64_t max_chunks = s.n / (kColsMinRowsPerThread * p.ty);
-  if (chunks > max_chunks) chunks = max_chunks;
-  if (chunks < 1) chunks = 1;
-  p.chunks = chunks; /* >= kColsMinRowsPerThread row groups per chunk, or one chunk */
+  const int64_t wanted = ceil_div(kColsTargetItems, base_items);
+  int64_t rows = pow2_rows_at_least(ceil_div(s.n, wanted));
+  if (rows < kColsMinRowsPerThread * p.ty) rows = kColsMinRowsPerThread * p.ty;
+  p.rows_per_chunk = rows;
+  p.chunks = ceil_div(s.n, rows);
   /* Finishing threads per column: as many as a tile of the widest vectors
    * leaves (kBlock / (TX * vmax)), so G never depends on VEC. */
   const int64_t groups = kBlock / ((int64_t)p.tx * vmax);
@@ -241,10 +251,11 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
     const int64_t c = clustered ? cluster_rank() : (item / tiles) % chunks;
     const int64_t o = clustered ? seg / tiles : (item / tiles) / chunks;
     const int64_t col0 = j * tile_cols + (int64_t)tx * VEC;
-    /* This thread's rows: (c + k * chunks) * TY + ty < n, k = 0, 1, ... */
-    const int64_t r0 = c * cp.ty + ty;
-    const int64_t row_step = chunks * cp.ty;
-    const int64_t rows = r0 < n ? ceil_div(n - r0, row_step) : 0;
+    /* This thread's rows: c * L + ty + k * TY < min((c + 1) * L, n). */
+    const int64_t r0 = c * cp.rows_per_chunk + ty;
+    const int64_t row_step = cp.ty;
+    const int64_t row_end = (c + 1) * cp.rows_per_chunk < n ? (c + 1) * cp.rows_per_chunk : n;
+    const int64_t rows = r0 < row_end ? ceil_div(row_end - r0, row_step) : 0;
 
     acc_t acc[VEC];
 #pragma unroll
@@ -376,5 +387,96 @@ size_t cols_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out) {
 }
 
 size_t cols_counters(redux_shape s, redux_dtype in) { return (size_t)cols_family_plan(s, plan_cols(s, in)).segments; }
+
+/* ---- Sharded sums (redux.h, redux_cuda_sum_unit_partials) ----
+ * A unit is one chunk of L rows. cols_partials_kernel adds chunks [c0, c1)
+ * of every (slice, column) exactly as sum_cols_kernel does with VEC = 1 (a
+ * column's additions never depend on VEC) and stores them;
+ * cols_finish_kernel finishes each (slice, tile) as the ticket finish does. */
+template <typename In, typename Out>
+__global__ void __launch_bounds__(kBlock, kColsMinBlocks)
+cols_partials_kernel(const In *__restrict__ x, typename sum_policy<In, Out>::acc_t *partials, int64_t outer,
+                     int64_t n, int64_t inner, cols_plan cp, int64_t c0, int64_t c1) {
+  using P = sum_policy<In, Out>;
+  using acc_t = typename P::acc_t;
+  __shared__ acc_t red[kBlock];
+  const int tx = threadIdx.x % cp.tx;
+  const int ty = threadIdx.x / cp.tx;
+  const int64_t k = c1 - c0;
+  const int64_t tiles = ceil_div(inner, (int64_t)cp.tx);
+  const int64_t row_base = c0 * cp.rows_per_chunk;
+  const int64_t local_n = (c1 * cp.rows_per_chunk < n ? c1 * cp.rows_per_chunk : n) - row_base;
+  for (int64_t item = blockIdx.x; item < outer * k * tiles; item += gridDim.x) {
+    const int64_t j = item % tiles;
+    const int64_t c = c0 + (item / tiles) % k;
+    const int64_t o = (item / tiles) / k;
+    const int64_t col = j * cp.tx + tx;
+    const int64_t r0 = c * cp.rows_per_chunk + ty;
+    const int64_t row_end = (c + 1) * cp.rows_per_chunk < n ? (c + 1) * cp.rows_per_chunk : n;
+    const int64_t rows = r0 < row_end ? ceil_div(row_end - r0, (int64_t)cp.ty) : 0;
+    acc_t acc[1] = {P::zero()};
+    if (col < inner && rows > 0)
+      lane_sum_column_vecs<P, 1, kColsUnroll, false, false>(x + (o * local_n + r0 - row_base) * inner + col, rows,
+                                                          cp.ty * inner, acc);
+    cols_tree_over_ty<P, 1>(red, acc, ty, cp);
+    if (ty == 0 && col < inner) partials[(o * k + c - c0) * inner + col] = red[tx];
+    __syncthreads(); /* red is rewritten by the next item */
+  }
+}
+
+template <typename In, typename Out>
+__global__ void __launch_bounds__(kBlock)
+cols_finish_kernel(const typename sum_policy<In, Out>::acc_t *partials, Out *y, int64_t outer, int64_t inner,
+                   cols_plan cp) {
+  using P = sum_policy<In, Out>;
+  __shared__ typename P::acc_t red[kBlock];
+  const int64_t tiles = ceil_div(inner, (int64_t)cp.tx);
+  for (int64_t item = blockIdx.x; item < outer * tiles; item += gridDim.x) {
+    cols_ticket_finish<P, Out>(red, partials, y, inner, item / tiles, (item % tiles) * cp.tx, cp.tx, cp);
+    __syncthreads();
+  }
+}
+
+struct cols_sharded_fn {
+  const void *x; /* partials_kernel: the input; finish: the partials */
+  void *out;     /* partials_kernel: the partials; finish: y */
+  redux_shape s;  /* outer: the slices x holds (the plan is the whole problem's) */
+  int64_t c0, c1; /* c1 == 0: the finish */
+  cudaStream_t stream;
+  cols_plan c;
+
+  template <typename In, typename Out>
+  redux_status operator()() const {
+    using acc_t = typename sum_policy<In, Out>::acc_t;
+    const int64_t tiles = ceil_div(s.inner, (int64_t)c.tx);
+    if (c1 == 0) {
+      auto kernel = cols_finish_kernel<In, Out>;
+      kernel<<<grid_for(kernel, s.outer * tiles, 0), kBlock, 0, stream>>>(
+          static_cast<const acc_t *>(x), static_cast<Out *>(out), s.outer, s.inner, c);
+    } else {
+      auto kernel = cols_partials_kernel<In, Out>;
+      kernel<<<grid_for(kernel, s.outer * (c1 - c0) * tiles, 0), kBlock, 0, stream>>>(
+          static_cast<const In *>(x), static_cast<acc_t *>(out), s.outer, s.n, s.inner, c, c0, c1);
+    }
+    return launch_status();
+  }
+};
+
+int64_t cols_unit(redux_shape s, redux_dtype in) {
+  const cols_plan c = plan_cols(s, in);
+  return c.chunks > 1 ? c.rows_per_chunk : s.n;
+}
+
+redux_status cols_unit_partials(const void *x, void *partials, redux_shape s, int64_t outer, int64_t u0,
+                                int64_t u1, redux_dtype in, redux_dtype out, cudaStream_t stream) {
+  const redux_shape held{outer, s.n, s.inner};
+  return dispatch_pair(in, out, cols_sharded_fn{x, partials, held, u0, u1, stream, plan_cols(s, in)});
+}
+
+redux_status cols_from_partials(const void *partials, void *y, redux_shape s, int64_t outer, redux_dtype in,
+                                redux_dtype out, cudaStream_t stream) {
+  const redux_shape held{outer, s.n, s.inner};
+  return dispatch_pair(in, out, cols_sharded_fn{partials, y, held, 0, 0, stream, plan_cols(s, in)});
+}
 
 }  // namespace redux

@@ -2,16 +2,17 @@
  * one launch, single pass, deterministic last-block finish.
  *
  *   sum_chunks_kernel   Each row is cut into tiles of kBlock vectors (16-byte
- *                       loads) and the tiles are dealt to `chunks` chunks:
- *                       chunk c holds tiles c, c + chunks, c + 2 * chunks, ...
- *                       (shape-only). A work item is one (row, chunk); blocks
- *                       grid-stride over work items. Thread t adds vector t of
- *                       each of its chunk's tiles in tile order, kUnroll
- *                       tiles in flight (lane_sum_tiles), and the block
- *                       reduces (warp shuffle, then warps in order). Blocks
- *                       running at once thus stream through neighbouring
- *                       tiles, like a grid-stride loop, but the "grid" is the
- *                       shape's chunk count, not the device's.
+ *                       loads) and runs of per_chunk tiles make its chunks:
+ *                       chunk c holds tiles [c * per_chunk, (c + 1) *
+ *                       per_chunk) (shape-only). A work item is one (row,
+ *                       chunk); blocks grid-stride over work items. Thread t
+ *                       adds vector t of each of its chunk's tiles in tile
+ *                       order, kUnroll tiles in flight (lane_sum_tiles), and
+ *                       the block reduces (warp shuffle, then warps in
+ *                       order). Chunks are contiguous so that a shard of a
+ *                       row that starts on a chunk holds whole chunks: the
+ *                       partials of a range (chunk_partials_kernel) are then
+ *                       the very partials of the one-device sum.
  *                       One chunk per row: the block writes the result.
  *                       Otherwise it stores the chunk's partial, and
  *                       - outer == 1, input up to kPollMaxBytes: the
@@ -40,6 +41,12 @@
 
 namespace redux {
 
+/* Chunk c of a row: its first element and its length. */
+__device__ __forceinline__ int64_t chunk_begin(int64_t c, int64_t chunk_len) { return c * chunk_len; }
+__device__ __forceinline__ int64_t chunk_count(int64_t c, int64_t chunk_len, int64_t n) {
+  return n - c * chunk_len < chunk_len ? n - c * chunk_len : chunk_len;
+}
+
 /* The last block: combines a row's chunk partials in chunk order. */
 template <typename P, typename Out>
 __device__ __forceinline__ void combine_row(const typename P::acc_t *partials, int64_t chunks,
@@ -52,7 +59,7 @@ __device__ __forceinline__ void combine_row(const typename P::acc_t *partials, i
 template <typename In, typename Out, bool ALIGNED, bool STREAM>
 __global__ void __launch_bounds__(kBlock, kChunksMinBlocks)
 sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, int64_t n, int64_t chunks,
-                  unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials, bool polled) {
+                  int64_t chunk_len, unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials, bool polled) {
   using P = sum_policy<In, Out>;
   using acc_t = typename P::acc_t;
   constexpr int VEC = vec_of<In>::value;
@@ -64,8 +71,9 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, 
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const int64_t row = item / chunks;
     const int64_t c = item - row * chunks;
-    acc_t acc = lane_sum_tiles<P, VEC, kUnroll, ALIGNED, STREAM>(x + row * n, n, c, chunks, tid, kBlock,
-                                                                 P::zero());
+    acc_t acc = lane_sum_tiles<P, VEC, kUnroll, ALIGNED, STREAM>(x + row * n + chunk_begin(c, chunk_len),
+                                                                 chunk_count(c, chunk_len, n), 0, 1, tid,
+                                                                 kBlock, P::zero());
     acc = block_reduce_sum<P, kBlock>(acc, scratch);
     if (chunks == 1) {
       if (tid == 0) y[row] = P::finish(acc);
@@ -124,7 +132,7 @@ struct launch_chunks_fn {
                           : (evict_first ? sum_chunks_kernel<In, Out, false, true> : sum_chunks_kernel<In, Out, false, false>);
     const int g = grid_for(kernel, p.items, grid);
     kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.outer, s.n, p.chunks,
-                                     counters, partials, p.polled);
+                                     p.per_chunk * kBlock * vec_of<In>::value, counters, partials, p.polled);
     return launch_status();
   }
 };
@@ -143,6 +151,101 @@ size_t chunks_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, re
 
 size_t chunks_counters(redux_shape s, redux_dtype in, redux_family family) {
   return (size_t)plan_chunks(s, in, family).f.segments;
+}
+
+/* ---- Sharded sums (redux.h, redux_cuda_sum_unit_partials) ----
+ * A unit is one chunk. chunk_partials_kernel adds chunks [c0, c1) of every
+ * row exactly as sum_chunks_kernel does (same lane_sum_tiles call on the
+ * same elements) and stores them; chunk_finish_kernel combines a row's
+ * partials exactly as the last block does (combine_row). */
+template <typename In, typename Out, bool ALIGNED>
+__global__ void __launch_bounds__(kBlock, kChunksMinBlocks)
+chunk_partials_kernel(const In *__restrict__ x, typename sum_policy<In, Out>::acc_t *partials, int64_t outer,
+                      int64_t n, int64_t c0, int64_t c1, int64_t chunk_len) {
+  using P = sum_policy<In, Out>;
+  using acc_t = typename P::acc_t;
+  constexpr int VEC = vec_of<In>::value;
+  __shared__ acc_t scratch[kBlock / 32];
+  const int64_t k = c1 - c0;
+  const int64_t local_n = (c1 * chunk_len < n ? c1 * chunk_len : n) - c0 * chunk_len;
+  for (int64_t item = blockIdx.x; item < outer * k; item += gridDim.x) {
+    const int64_t row = item / k;
+    const int64_t c = c0 + item % k;
+    acc_t acc = lane_sum_tiles<P, VEC, kUnroll, ALIGNED, false>(x + row * local_n + (c - c0) * chunk_len,
+                                                                chunk_count(c, chunk_len, n), 0, 1, threadIdx.x,
+                                                                kBlock, P::zero());
+    acc = block_reduce_sum<P, kBlock>(acc, scratch);
+    if (threadIdx.x == 0) partials[item] = acc;
+    __syncthreads(); /* scratch is reused by the next item */
+  }
+}
+
+template <typename In, typename Out>
+__global__ void __launch_bounds__(kBlock)
+chunk_finish_kernel(const typename sum_policy<In, Out>::acc_t *partials, Out *y, int64_t outer, int64_t chunks) {
+  using P = sum_policy<In, Out>;
+  __shared__ typename P::acc_t scratch[kBlock / 32];
+  for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
+    combine_row<P, Out>(partials + row * chunks, chunks, scratch, y + row);
+    __syncthreads();
+  }
+}
+
+struct chunk_partials_fn {
+  const void *x;
+  void *partials;
+  redux_shape s; /* the planned problem; outer: the slices x holds */
+  int64_t c0, c1;
+  cudaStream_t stream;
+  chunks_plan p;
+
+  template <typename In, typename Out>
+  redux_status operator()() const {
+    const int64_t chunk_len = p.per_chunk * kBlock * vec_of<In>::value;
+    const int64_t local_n = (c1 * chunk_len < s.n ? c1 * chunk_len : s.n) - c0 * chunk_len;
+    const bool aligned = ((uintptr_t)x % 16 == 0) && (s.outer == 1 || (local_n * (int64_t)sizeof(In)) % 16 == 0);
+    auto kernel = aligned ? chunk_partials_kernel<In, Out, true> : chunk_partials_kernel<In, Out, false>;
+    const int g = grid_for(kernel, s.outer * (c1 - c0), 0);
+    kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x),
+                                     static_cast<typename sum_policy<In, Out>::acc_t *>(partials), s.outer, s.n,
+                                     c0, c1, chunk_len);
+    return launch_status();
+  }
+};
+
+struct chunk_finish_fn {
+  const void *partials;
+  void *y;
+  redux_shape s; /* the planned problem; outer: the rows to finish */
+  cudaStream_t stream;
+  chunks_plan p;
+
+  template <typename In, typename Out>
+  redux_status operator()() const {
+    auto kernel = chunk_finish_kernel<In, Out>;
+    const int g = grid_for(kernel, s.outer, 0);
+    kernel<<<g, kBlock, 0, stream>>>(static_cast<const typename sum_policy<In, Out>::acc_t *>(partials),
+                                     static_cast<Out *>(y), s.outer, p.chunks);
+    return launch_status();
+  }
+};
+
+int64_t chunks_unit(redux_shape s, redux_dtype in, redux_family family) {
+  const chunks_plan p = plan_chunks(s, in, family);
+  return p.chunks > 1 ? chunk_elements(p, in) : s.n;
+}
+
+redux_status chunks_unit_partials(const void *x, void *partials, redux_shape s, int64_t outer, int64_t u0,
+                                  int64_t u1, redux_dtype in, redux_dtype out, cudaStream_t stream,
+                                  redux_family family) {
+  const redux_shape held{outer, s.n, s.inner};
+  return dispatch_pair(in, out, chunk_partials_fn{x, partials, held, u0, u1, stream, plan_chunks(s, in, family)});
+}
+
+redux_status chunks_from_partials(const void *partials, void *y, redux_shape s, int64_t outer, redux_dtype in,
+                                  redux_dtype out, cudaStream_t stream, redux_family family) {
+  const redux_shape held{outer, s.n, s.inner};
+  return dispatch_pair(in, out, chunk_finish_fn{partials, y, held, stream, plan_chunks(s, in, family)});
 }
 
 }  // namespace redux

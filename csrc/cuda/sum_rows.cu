@@ -77,7 +77,7 @@ struct launch_rows_fn {
   }
 };
 
-static bool rows_use_chunks(redux_shape s, redux_dtype in) {
+bool rows_use_chunks(redux_shape s, redux_dtype in) {
   return s.n * redux_dtype_size(in) > kRowsGroupMaxBytes;
 }
 

@@ -2,7 +2,7 @@
 // Python module redux._C, whose one function hands the variants table
 // (include/redux/variants.h) to redux/variants.py.
 // Backend implementations: sum_cpu.cpp, sum_cuda.cpp, sum_meta.cpp, mean.cpp,
-// ladder*.cpp, probe*.cpp, contest.cpp; autograd: autograd.cpp.
+// sharded*.cpp, ladder*.cpp, probe*.cpp, contest.cpp; autograd: autograd.cpp.
 #include <Python.h>
 #include <torch/library.h>
 
@@ -76,6 +76,13 @@ TORCH_LIBRARY(redux, m) {
   // Internal: the competition entry point custom_kernel (task.h) of
   // csrc/torch/contest.cpp, for the evaluator. Writes into `output`.
   m.def("_contest_custom_kernel(Tensor data, Tensor(a!) output) -> Tensor(a)");
+  // Internal: sharded sums (sharded.cpp, redux/distributed.py). A shard of
+  // dim 0 as the kernels read it plus the layout (the whole tensor's plan);
+  // the partials of units of it (uint8 bytes of the backend's accumulators);
+  // the outputs from every unit's partials.
+  m.def("_sum_sharding(Tensor x, int[] global_sizes, int[1]? dim, ScalarType? dtype) -> (Tensor, int[])");
+  m.def("_sum_unit_partials(Tensor view, int[] layout, int unit_begin, int unit_end) -> Tensor");
+  m.def("_sum_from_partials(Tensor partials, int[] layout) -> Tensor");
   // Internal, a harness facility (include/redux/probe.h): streams x once
   // (the read-bandwidth ceiling); not a sum. evict_first: the loads' hint.
   m.def("_read_probe(Tensor x, bool evict_first=False) -> Tensor");

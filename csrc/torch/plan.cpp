@@ -137,6 +137,7 @@ at::Tensor collapse_to_family(at::Tensor x, const std::vector<bool> &reduced, Su
       if (reduced[d]) { perm.push_back(d); n *= x.size(d); }
     plan.family = REDUX_ROWS;
     plan.shape = {outer, n, 1};
+    plan.input_perm = perm;
     return x.permute(perm).contiguous();
   }
 
@@ -146,11 +147,28 @@ at::Tensor collapse_to_family(at::Tensor x, const std::vector<bool> &reduced, Su
 
 }  // namespace
 
+at::ScalarType scalar_type_of(redux_dtype t) {
+  switch (t) {
+    case REDUX_F32: return at::kFloat;
+    case REDUX_F64: return at::kDouble;
+    case REDUX_F16: return at::kHalf;
+    case REDUX_BF16: return at::kBFloat16;
+    case REDUX_I64: return at::kLong;
+  }
+  TORCH_CHECK(false, "redux: unknown dtype code ", (int)t);
+}
+
 SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
                       bool keepdim, std::optional<at::ScalarType> dtype) {
-  const SumSpec spec = sum_spec(op, self, dim, dtype);
+  sum_spec(op, self, dim, dtype);  // argument errors first, as torch.sum
   TORCH_CHECK(self.device().is_cpu() || self.device().is_cuda(), op,
               ": argument 'self' must be on a CPU or CUDA device, got ", self.device());
+  return plan_sum(op, self, dim, keepdim, dtype);
+}
+
+SumPlan plan_sum(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
+                 std::optional<at::ScalarType> dtype) {
+  const SumSpec spec = sum_spec(op, self, dim, dtype);
   SumPlan plan;
   plan.out_dtype = spec.out_dtype;
   plan.result_shape = result_shape<int64_t>(self.sizes(), spec.reduced, keepdim);

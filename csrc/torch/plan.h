@@ -29,6 +29,9 @@ struct SumPlan {
   bool permuted_output = false;
   std::vector<int64_t> kernel_shape;  // sizes of kept dims, kernel order
   std::vector<int64_t> kernel_perm;   // result dim k = kernel dim kernel_perm[k]
+  // When kept and reduced dims interleave in memory, the kernel reads
+  // self.permute(input_perm) made contiguous (kept dims, then reduced ones).
+  std::vector<int64_t> input_perm;
 };
 
 // The reduced dims of `self`, validated (errors name the argument), wrapped
@@ -60,6 +63,12 @@ std::vector<Size> result_shape(const Sizes &sizes, const std::vector<bool> &redu
 // `op` names the calling op in error messages. Also checks the device.
 SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
                       bool keepdim, std::optional<at::ScalarType> dtype);
+// The same plan for a tensor on any device (a meta tensor describes a whole
+// sharded tensor: redux.distributed plans the sum it stands for).
+SumPlan plan_sum(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
+                 std::optional<at::ScalarType> dtype);
+// The at::ScalarType of a redux_dtype.
+at::ScalarType scalar_type_of(redux_dtype t);
 
 // Allocates the result and, if needed, the kernel's output buffer.
 // Returns {result, kernel_out}; they alias unless plan.permuted_output.

@@ -30,7 +30,7 @@ void run_plan(const SumPlan &p, const void *x, void *y, int64_t pieces) {
   });
   if (cp.finishes == 0) return;
   at::parallel_for(0, cp.finishes, grain_for(cp.finishes, cp.finish_grain, pieces), [&](int64_t b, int64_t e) {
-    check_status(kOp, redux_cpu_sum_finish(&cp, p.shape, partials.data(), y, b, e, p.out_t));
+    check_status(kOp, redux_cpu_sum_finish(&cp, p.family, p.shape, partials.data(), y, b, e, p.out_t));
   });
 }
 

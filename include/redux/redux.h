@@ -108,28 +108,32 @@ redux_status redux_cpu_sum_partial(const void *x, int64_t count,
 redux_status redux_cpu_sum_combine(const redux_cpu_acc *accs, int64_t count,
                                    redux_dtype out, void *y, int64_t y_index);
 /* Rows [row_begin, row_end) of a [outer, n] input, each row whole. */
-redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin,
-                                int64_t row_end, int64_t n, redux_dtype in,
-                                redux_dtype out);
-/* Work items [item_begin, item_end) of a [outer, n, inner] input; item k is
- * slice k / blocks, columns block (k % blocks) * REDUX_CPU_COL_BLOCK, where
- * blocks = ceil(inner / REDUX_CPU_COL_BLOCK). */
+redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64_t row_end, int64_t n,
+                                redux_dtype in, redux_dtype out);
+/* Work items [item_begin, item_end) of a [outer, n, inner] input, each
+ * column summed over all n (the tree of a columns problem of one unit);
+ * item k is slice k / blocks, columns block (k % blocks) *
+ * REDUX_CPU_COL_BLOCK, where blocks = ceil(inner / REDUX_CPU_COL_BLOCK). */
 redux_status redux_cpu_sum_cols(const void *x, void *y, redux_shape shape,
                                 int64_t item_begin, int64_t item_end,
                                 redux_dtype in, redux_dtype out);
+/* Rows of n in one unit of a columns problem (see redux_cpu_sum_unit). */
+#define REDUX_CPU_COL_CHUNK_ROWS ((int64_t)4096)
 
 /* The CPU reduction tree of a problem, decided here (below the API) like the
  * CUDA one: `items` work items, each writing outputs or `partials`
- * accumulators, then `finishes` finish items that combine the partials in
- * index order. Items of a kind are independent: a caller may run them on
- * any threads in any grouping; the bits depend on the shape and dtypes only.
- * The grains are how many items make a piece worth a thread (speed only). */
+ * accumulators, then `finishes` finish items (one per output) that combine
+ * the partials in index order. Items of a kind are independent: a caller
+ * may run them on any threads in any grouping; the bits depend on the shape
+ * and dtypes only. The grains are how many items make a piece worth a
+ * thread (speed only). */
 typedef struct redux_cpu_plan {
   int64_t items;
   int64_t partials; /* redux_cpu_acc the caller provides (0: none) */
   int64_t finishes; /* 0: the items write the outputs */
   int64_t item_grain;
   int64_t finish_grain;
+  int64_t units;    /* units along n (redux_cpu_sum_unit) */
 } redux_cpu_plan;
 redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape shape, redux_dtype in);
 /* Work items [begin, end) of `plan` (made for the same family and shape). */
@@ -137,8 +141,39 @@ redux_status redux_cpu_sum_items(const redux_cpu_plan *plan, redux_family family
                                  const void *x, void *y, redux_cpu_acc *partials, int64_t begin, int64_t end,
                                  redux_dtype in, redux_dtype out);
 /* Finish items [begin, end) of `plan`: output k from its partials, in order. */
-redux_status redux_cpu_sum_finish(const redux_cpu_plan *plan, redux_shape shape, const redux_cpu_acc *partials,
-                                  void *y, int64_t begin, int64_t end, redux_dtype out);
+redux_status redux_cpu_sum_finish(const redux_cpu_plan *plan, redux_family family, redux_shape shape,
+                                  const redux_cpu_acc *partials, void *y, int64_t begin, int64_t end,
+                                  redux_dtype out);
+
+/* ---- Sharded sums (both backends; redux.distributed uses them) ----------
+ * Both trees cut the reduced dim n into units: unit k holds n-indices
+ * [k * U, min((k + 1) * U, n)). The one-device sum adds each unit of each
+ * (slice, column) into one partial, then combines a (slice, column)'s
+ * partials in unit order. The calls below split that in two, with the same
+ * arithmetic: a shard of n that starts and ends on unit boundaries gives
+ * exactly the partials the one-device sum makes of those units, and the
+ * finish from all of them gives its exact bits.
+ * `shape` is the whole problem (it fixes the tree); a caller may hold
+ * only `outer_count` <= shape.outer of its slices (a shard of a kept dim):
+ * partials are then laid out [outer_count, units, inner] and the finish
+ * writes those slices' outputs. A problem of one unit (U == n) has no
+ * partials: these calls return REDUX_ERR_SHAPE for it.
+ * x of a unit range [u0, u1): a dense [outer_count, min(u1 * U, n) - u0 *
+ * U, inner] array holding those rows of n. */
+
+/* U for the CPU tree: n itself when the problem is one unit. */
+int64_t redux_cpu_sum_unit(redux_family family, redux_shape shape);
+/* Items [item_begin, item_end) of the partials of units [u0, u1): an item
+ * is (slice, unit[, columns block]), outer_count * (u1 - u0) * blocks of them
+ * (blocks = 1 unless REDUX_COLS); partials: [outer, u1 - u0, inner]. */
+redux_status redux_cpu_sum_unit_partials(redux_family family, redux_shape shape, int64_t outer_count,
+                                         const void *x, int64_t unit_begin, int64_t unit_end, int64_t item_begin,
+                                         int64_t item_end, redux_dtype in, redux_dtype out,
+                                         redux_cpu_acc *partials);
+/* Outputs [out_begin, out_end) (of outer_count * inner) from all partials. */
+redux_status redux_cpu_sum_from_partials(redux_family family, redux_shape shape, int64_t outer_count,
+                                         const redux_cpu_acc *partials, void *y, int64_t out_begin,
+                                         int64_t out_end, redux_dtype out);
 
 /* ---- CUDA (csrc/cuda) ------------------------------------------------ */
 
@@ -174,6 +209,17 @@ redux_status redux_cuda_sum(redux_family family, const void *x, void *y,
                             unsigned int *counters, size_t counters_len,
                             redux_shape shape, redux_dtype in, redux_dtype out,
                             int grid, void *stream);
+
+/* Sharded sums on CUDA (see the CPU's above; the same contract, the CUDA
+ * tree's units). Partials are accumulators of redux_cuda_sum_partial_bytes
+ * each, opaque to the caller; both calls are stream-ordered on `stream`. */
+int64_t redux_cuda_sum_unit(redux_family family, redux_shape shape, redux_dtype in);
+size_t redux_cuda_sum_partial_bytes(redux_dtype in, redux_dtype out);
+redux_status redux_cuda_sum_unit_partials(redux_family family, const void *x, void *partials, redux_shape shape,
+                                          int64_t outer_count, int64_t unit_begin, int64_t unit_end,
+                                          redux_dtype in, redux_dtype out, void *stream);
+redux_status redux_cuda_sum_from_partials(redux_family family, const void *partials, void *y, redux_shape shape,
+                                          int64_t outer_count, redux_dtype in, redux_dtype out, void *stream);
 
 /* ---- The reduction ladder (csrc/cuda/ladder.cu) --------------------------
  * Teaching/scoring rungs of the classic reduction ladder, 1-D float32 in,

@@ -1,0 +1,129 @@
+// Sharded sums, the backend-independent part and the CPU kernels' ops:
+//   _sum_sharding(x, global_sizes, dim, dtype) -> (view, layout)
+//   _sum_unit_partials(view, layout, unit_begin, unit_end) -> partials (uint8)
+//   _sum_from_partials(partials, layout) -> outputs [outer held, inner]
+// redux/distributed.py cuts, gathers and finishes with them (see redux.h,
+// "Sharded sums"). Index arithmetic only: the C kernels add.
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include "sharded.h"
+
+namespace redux_shim {
+
+namespace {
+constexpr const char *kShardOp = "redux._sum_sharding";
+}
+
+std::tuple<at::Tensor, std::vector<int64_t>> sharding_impl(const at::Tensor &x, at::IntArrayRef global_sizes,
+                                                            at::OptionalIntArrayRef dim,
+                                                            std::optional<at::ScalarType> dtype,
+                                                            const ShardBackend &backend) {
+  TORCH_CHECK(x.dim() >= 1, kShardOp, ": argument 'x' must have a dim 0 to be sharded on");
+  TORCH_CHECK((int64_t)global_sizes.size() == x.dim(), kShardOp, ": argument 'global_sizes' has ",
+              global_sizes.size(), " dims, the shard ", x.dim());
+  for (int64_t d = 1; d < x.dim(); ++d)
+    TORCH_CHECK(global_sizes[d] == x.size(d), kShardOp, ": the shard's size ", x.size(d), " of dim ", d,
+                " differs from the whole tensor's ", global_sizes[d], " (only dim 0 may be sharded)");
+  TORCH_CHECK(x.size(0) <= global_sizes[0], kShardOp, ": the shard has more of dim 0 than the whole tensor");
+  const at::Tensor whole = at::empty(global_sizes, x.options().device(at::kMeta));
+  const SumPlan plan = plan_sum("redux.distributed.sum", whole, dim, false, dtype);
+  std::vector<int64_t> layout(kLayoutFields, 0);
+  layout[kInType] = plan.in_t;
+  layout[kOutType] = plan.out_t;
+  layout[kRole] = sum_spec(kShardOp, whole, dim, dtype).reduced[0] ? 0 : 1;
+  if (plan.trivial) {
+    layout[kFamily] = -1;
+    return {x, layout};
+  }
+  const redux_shape s = plan.shape;
+  layout[kFamily] = plan.family;
+  layout[kOuter] = s.outer;
+  layout[kN] = s.n;
+  layout[kInner] = s.inner;
+  layout[kUnit] = backend.unit(plan.family, s, plan.in_t);
+  layout[kUnits] = (s.n + layout[kUnit] - 1) / layout[kUnit];
+  layout[kAccBytes] = (int64_t)backend.acc_bytes(plan.in_t, plan.out_t);
+  const int64_t role_size = layout[kRole] == 0 ? s.n : s.outer;
+  TORCH_CHECK(role_size % global_sizes[0] == 0, kShardOp, ": internal: dim 0 does not lead its group");
+  layout[kPerIndex] = role_size / global_sizes[0];
+  // The shard in the kernels' view: the whole tensor's permutation, then
+  // its dim-0 rows become rows of n (role 0) or slices of outer (role 1).
+  at::Tensor v = x.to(scalar_type_of(plan.in_t));
+  if (!plan.input_perm.empty()) v = v.permute(plan.input_perm);
+  const int64_t held = x.size(0) * layout[kPerIndex];
+  v = layout[kRole] == 0 ? v.contiguous().reshape({s.outer, held, s.inner})
+                         : v.contiguous().reshape({held, s.n, s.inner});
+  return {v, layout};
+}
+
+redux_shape checked_layout(const char *op, at::IntArrayRef layout) {
+  TORCH_CHECK((int64_t)layout.size() == kLayoutFields && layout[kFamily] >= 0 && layout[kUnits] >= 2, op,
+              ": argument 'layout' is not the layout of a sum of several units (from _sum_sharding)");
+  return redux_shape{layout[kOuter], layout[kN], layout[kInner]};
+}
+
+namespace {
+
+int64_t cpu_unit(redux_family family, redux_shape s, redux_dtype) { return redux_cpu_sum_unit(family, s); }
+size_t cpu_acc_bytes(redux_dtype, redux_dtype) { return sizeof(redux_cpu_acc); }
+
+std::tuple<at::Tensor, std::vector<int64_t>> sharding_cpu(const at::Tensor &x, at::IntArrayRef global_sizes,
+                                                          at::OptionalIntArrayRef dim,
+                                                          std::optional<at::ScalarType> dtype) {
+  return sharding_impl(x, global_sizes, dim, dtype, ShardBackend{cpu_unit, cpu_acc_bytes});
+}
+
+constexpr const char *kPartialsOp = "redux._sum_unit_partials";
+
+at::Tensor unit_partials_cpu(const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1) {
+  const redux_shape s = checked_layout(kPartialsOp, layout);
+  const auto family = (redux_family)layout[kFamily];
+  const auto in = (redux_dtype)layout[kInType], out = (redux_dtype)layout[kOutType];
+  TORCH_CHECK(u0 >= 0 && u0 < u1 && u1 <= layout[kUnits], kPartialsOp, ": units [", u0, ", ", u1,
+              ") are not a range of the problem's ", layout[kUnits]);
+  const int64_t rows = std::min(u1 * layout[kUnit], s.n) - u0 * layout[kUnit];
+  TORCH_CHECK(view.dim() == 3 && view.size(1) == rows && view.size(2) == s.inner && view.size(0) >= 1 &&
+                  view.size(0) <= s.outer && view.is_contiguous() && view.scalar_type() == scalar_type_of(in),
+              kPartialsOp, ": argument 'view' must be a contiguous [outer, ", rows, ", ", s.inner, "] ",
+              scalar_type_of(in), " tensor, got ", view.sizes(), " ", view.scalar_type());
+  const int64_t k = u1 - u0, outer = view.size(0);
+  at::Tensor partials = at::empty({outer, k, s.inner, (int64_t)sizeof(redux_cpu_acc)}, view.options().dtype(at::kByte));
+  auto *acc = reinterpret_cast<redux_cpu_acc *>(partials.mutable_data_ptr());
+  const int64_t items = outer * k * (family == REDUX_COLS ? (s.inner + REDUX_CPU_COL_BLOCK - 1) / REDUX_CPU_COL_BLOCK : 1);
+  at::parallel_for(0, items, 1, [&](int64_t b, int64_t e) {
+    check_status(kPartialsOp, redux_cpu_sum_unit_partials(family, s, outer, view.const_data_ptr(), u0, u1, b, e, in,
+                                                          out, acc));
+  });
+  return partials;
+}
+
+constexpr const char *kFinishOp = "redux._sum_from_partials";
+
+at::Tensor from_partials_cpu(const at::Tensor &partials, at::IntArrayRef layout) {
+  const redux_shape s = checked_layout(kFinishOp, layout);
+  TORCH_CHECK(partials.dim() == 4 && partials.size(0) >= 1 && partials.size(0) <= s.outer &&
+                  partials.size(1) == layout[kUnits] && partials.size(2) == s.inner &&
+                  partials.size(3) == (int64_t)sizeof(redux_cpu_acc) && partials.scalar_type() == at::kByte &&
+                  partials.is_contiguous(),
+              kFinishOp, ": argument 'partials' must be contiguous uint8 [outer, ", layout[kUnits], ", ", s.inner,
+              ", ", sizeof(redux_cpu_acc), "], got ", partials.sizes());
+  const int64_t outer = partials.size(0);
+  const auto out = (redux_dtype)layout[kOutType];
+  at::Tensor y = at::empty({outer, s.inner}, partials.options().dtype(scalar_type_of(out)));
+  const auto *acc = reinterpret_cast<const redux_cpu_acc *>(partials.const_data_ptr());
+  at::parallel_for(0, outer * s.inner, 64, [&](int64_t b, int64_t e) {
+    check_status(kFinishOp, redux_cpu_sum_from_partials((redux_family)layout[kFamily], s, outer, acc,
+                                                        y.mutable_data_ptr(), b, e, out));
+  });
+  return y;
+}
+
+}  // namespace
+}  // namespace redux_shim
+
+TORCH_LIBRARY_IMPL(redux, CPU, m) {
+  m.impl("_sum_sharding", &redux_shim::sharding_cpu);
+  m.impl("_sum_unit_partials", &redux_shim::unit_partials_cpu);
+  m.impl("_sum_from_partials", &redux_shim::from_partials_cpu);
+}

@@ -1,0 +1,45 @@
+// Sharded sums (redux.distributed): the layout of a shard in the whole
+// tensor's plan, and the unit partials / finish ops on either backend.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "plan.h"
+
+namespace redux_shim {
+
+// The entries of the int[] layout the sharding op hands to Python and back.
+enum LayoutField : int64_t {
+  kFamily = 0,   // redux_family, or -1: the whole sum is trivial (empty)
+  kOuter,        // the whole problem's shape
+  kN,
+  kInner,
+  kUnit,         // n-length of a unit (the backend's tree); kN: one unit
+  kUnits,
+  kAccBytes,     // bytes of one partial
+  kRole,         // what dim 0 of the tensor is in the plan: 0 part of n, 1 part of outer
+  kPerIndex,     // elements of n (role 0) or slices of outer (role 1) per index of dim 0
+  kInType,       // redux_dtype the kernels read
+  kOutType,      // redux_dtype of the result
+  kLayoutFields
+};
+
+struct ShardBackend {
+  int64_t (*unit)(redux_family, redux_shape, redux_dtype);
+  size_t (*acc_bytes)(redux_dtype, redux_dtype);
+};
+
+// The local shard x (dim 0 cut out of a tensor of global_sizes) as the
+// kernels read it, [outer held, n held, inner], and the layout.
+std::tuple<at::Tensor, std::vector<int64_t>> sharding_impl(const at::Tensor &x, at::IntArrayRef global_sizes,
+                                                            at::OptionalIntArrayRef dim,
+                                                            std::optional<at::ScalarType> dtype,
+                                                            const ShardBackend &backend);
+
+// Checks a layout and a [outer held, rows, inner] view or [outer held,
+// units, inner, acc bytes] partials against it; returns the plan's shape.
+redux_shape checked_layout(const char *op, at::IntArrayRef layout);
+
+}  // namespace redux_shim

@@ -1,0 +1,156 @@
+"""The checks of tests/test_distributed.py, run inside every rank of a
+spawned process group (gloo on the CPU, NCCL on GPUs). Each check compares
+redux.distributed.sum of a sharded tensor with torch.ops.redux.sum of the
+whole tensor on one device, bit for bit, or DTensor placements with
+torch.sum's. A rank appends its failures to a file per rank."""
+import datetime
+import os
+import traceback
+
+import torch
+import torch.distributed as dist
+
+
+def whole(shape, dtype, seed, device):
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.int64:
+        return torch.randint(-1000, 1000, shape, generator=g).to(device)
+    return (torch.randn(shape, generator=g, dtype=torch.float64) * 2 + 3).to(dtype).to(device)
+
+
+def shard(x, rank, world):
+    return x.tensor_split(world)[rank].contiguous()
+
+
+# (shape, dim, keepdim, dtype, out dtype): full, rows and columns sums, with
+# shards on and off unit boundaries, kept and reduced dim 0, one-unit sums.
+EXACT_CASES = [
+    ((1 << 20,), None, False, torch.float32, None),     # full, even shards on units
+    ((300007,), None, False, torch.float32, None),      # full, boundaries inside units
+    ((300007,), None, True, torch.float64, None),
+    ((200003,), None, False, torch.float16, torch.float32),
+    ((200003,), None, False, torch.bfloat16, None),
+    ((100003,), None, False, torch.int64, None),
+    ((1000,), None, False, torch.float32, None),        # one unit: gathered
+    ((24, 70001), [1], False, torch.float32, None),     # rows, dim 0 kept, long rows
+    ((24, 300), [-1], True, torch.float32, None),       # rows, one unit each
+    ((70001, 3), [0], False, torch.float32, None),      # columns, reduced dim 0 sharded
+    ((9000, 300), [0], False, torch.float64, None),
+    ((9000, 300), [0], True, torch.float32, torch.float64),
+    ((16, 9000, 5), [1], False, torch.float32, None),   # columns, dim 0 kept
+    ((16, 100, 5), [1], False, torch.float32, None),    # one unit, dim 0 kept
+    ((40, 3, 3000), [0, 2], False, torch.float32, None),  # interleaved dims: a permuted rows problem
+    ((400, 30, 7), None, False, torch.float32, None),   # full sum of a 3-D tensor
+]
+
+
+def check_exact(rank, world, device, extra_cases=()):
+    import redux.distributed as rd
+    failures = []
+    for i, (shape, dim, keepdim, dtype, out) in enumerate(list(EXACT_CASES) + list(extra_cases)):
+        x = whole(shape, dtype, 100 + i, device)
+        want = torch.ops.redux.sum(x, dim, keepdim, dtype=out)
+        got = rd.sum(shard(x, rank, world), dim, keepdim, dtype=out)
+        if got.shape != want.shape or got.dtype != want.dtype or not torch.equal(got, want):
+            failures.append(f"exact {shape} dim={dim} keepdim={keepdim} {dtype}->{out}: "
+                            f"max diff {(got.double() - want.double()).abs().max().item() if got.shape == want.shape else got.shape}")
+    return failures
+
+
+def check_dtensor(rank, world, device):
+    import redux
+    import redux.distributed as rd
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor, init_device_mesh
+    failures = []
+    mesh = init_device_mesh(device.type, (world,))
+    x = whole((8 * world, 6, 5), torch.float32, 7, device)
+    for placement in (Shard(0), Shard(1), Shard(2), Replicate()):
+        dx = distribute_tensor(x, mesh, [placement])
+        for dim in (None, [0], [1], [2], [0, 2], [1, 2]):
+            for keepdim in (False, True):
+                got = torch.ops.redux.sum(dx, dim, keepdim)
+                ref = torch.sum(dx, dim, keepdim=keepdim) if dim is not None else torch.sum(dx)
+                if got.placements != ref.placements:
+                    failures.append(f"dtensor {placement} dim={dim} keepdim={keepdim}: placements "
+                                    f"{got.placements} vs torch.sum's {ref.placements}")
+                full = got.full_tensor()
+                if not torch.allclose(full, ref.full_tensor(), rtol=1e-5, atol=1e-4):
+                    failures.append(f"dtensor {placement} dim={dim} keepdim={keepdim}: values differ")
+    mean = redux.mean(distribute_tensor(x, mesh, [Shard(0)]), [0]).full_tensor()
+    if not torch.allclose(mean, x.mean(0), rtol=1e-6, atol=1e-6):
+        failures.append("dtensor redux.mean over the sharded dim differs from torch.mean")
+    # exact mode on DTensors: Shard(0) on a 1-D mesh, and on one dim of a 2-D mesh
+    dx = distribute_tensor(x, mesh, [Shard(0)])
+    got = rd.sum(dx, [0, 2])
+    if got.placements != (Replicate(),) or not torch.equal(got.to_local(), torch.ops.redux.sum(x, [0, 2])):
+        failures.append("exact mode on a Shard(0) DTensor differs from the one-device sum")
+    if world % 2 == 0 and world > 2:
+        mesh2 = init_device_mesh(device.type, (world // 2, 2), mesh_dim_names=("dp", "tp"))
+        for placements in ((Shard(0), Replicate()), (Replicate(), Shard(0))):
+            got = rd.sum(distribute_tensor(x, mesh2, list(placements)))
+            if not torch.equal(got.to_local(), torch.ops.redux.sum(x)):
+                failures.append(f"exact mode on a 2-D mesh {placements} differs from the one-device sum")
+        got = torch.ops.redux.sum(distribute_tensor(x, mesh2, [Shard(0), Shard(2)]), [1])
+        ref = torch.sum(distribute_tensor(x, mesh2, [Shard(0), Shard(2)]), [1])
+        if got.placements != ref.placements or not torch.allclose(got.full_tensor(), ref.full_tensor()):
+            failures.append("dtensor on a 2-D mesh (Shard(0), Shard(2)): differs from torch.sum")
+    return failures
+
+
+def expect_error(failures, what, kind, fn):
+    try:
+        fn()
+    except kind:
+        return
+    except Exception as e:  # noqa: BLE001 - report the wrong kind
+        failures.append(f"{what}: raised {type(e).__name__}: {e}")
+        return
+    failures.append(f"{what}: no error")
+
+
+def check_errors(rank, world, device):
+    import redux.distributed as rd
+    from torch.distributed.tensor import Shard, distribute_tensor, init_device_mesh
+    failures = []
+    x = whole((4 * world, 8), torch.float32, 3, device)
+    mine = shard(x, rank, world)
+    if world > 1:
+        other = mine.double() if rank == world - 1 else mine
+        expect_error(failures, "dtypes differ across ranks", ValueError, lambda: rd.sum(other))
+        wide = torch.cat([mine, mine], 1) if rank == 0 else mine
+        expect_error(failures, "dim 1 differs across ranks", ValueError, lambda: rd.sum(wide))
+        expect_error(failures, "dim differs across ranks", ValueError,
+                     lambda: rd.sum(mine, [0] if rank == 0 else [1]))
+    mesh = init_device_mesh(device.type, (world,))
+    dx = distribute_tensor(x, mesh, [Shard(1)])
+    expect_error(failures, "a Shard(1) DTensor", ValueError, lambda: rd.sum(dx))
+    expect_error(failures, "a group with a DTensor", ValueError, lambda: rd.sum(dx, group=dist.group.WORLD))
+    expect_error(failures, "a 0-dim shard", ValueError, lambda: rd.sum(mine.sum()))
+    # still in step after the errors: a collective every rank takes
+    got = rd.sum(mine)
+    if not torch.equal(got, torch.ops.redux.sum(x)):
+        failures.append("exact sum after the error cases differs")
+    return failures
+
+
+def run(rank, world, backend, init_file, out_dir, checks, extra_cases=()):
+    """Entry point of a spawned rank."""
+    failures = []
+    try:
+        if backend == "nccl":
+            torch.cuda.set_device(rank)
+            device = torch.device("cuda", rank)
+        else:
+            device = torch.device("cpu")
+        dist.init_process_group(backend, init_method=f"file://{init_file}", rank=rank, world_size=world,
+                                timeout=datetime.timedelta(seconds=120))
+        import redux  # noqa: F401  registers the ops and the DTensor rules
+        for name in checks:
+            fn = {"exact": check_exact, "dtensor": check_dtensor, "errors": check_errors}[name]
+            failures += fn(rank, world, device, extra_cases) if name == "exact" else fn(rank, world, device)
+        dist.barrier()
+        dist.destroy_process_group()
+    except Exception:  # noqa: BLE001 - reported to the test
+        failures.append(traceback.format_exc())
+    with open(os.path.join(out_dir, f"rank{rank}.txt"), "w") as f:
+        f.write("\n".join(failures))

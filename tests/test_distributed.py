@@ -1,0 +1,106 @@
+"""redux.distributed: exact sharded sums and DTensor support, on gloo in
+spawned processes (1, 2, 3, 4 and 8 ranks on the CPU) and on NCCL with two
+GPUs. Every run is bounded: a hung rank fails the test, never the suite."""
+import os
+import tempfile
+import time
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+import redux
+import redux.distributed as rd
+
+from distributed_checks import run
+
+DEADLINE_S = 240
+
+
+def spawn(world, backend, checks, extra_cases=()):
+    with tempfile.TemporaryDirectory() as tmp:
+        init_file = os.path.join(tmp, "init")
+        ctx = mp.start_processes(run, args=(world, backend, init_file, tmp, checks, extra_cases), nprocs=world,
+                                 join=False, start_method="spawn")
+        deadline = time.monotonic() + DEADLINE_S
+        while not ctx.join(timeout=5):
+            if time.monotonic() > deadline:
+                for p in ctx.processes:
+                    p.kill()
+                pytest.fail(f"{world} ranks did not finish within {DEADLINE_S} s (a hang)")
+        reports = []
+        for r in range(world):
+            with open(os.path.join(tmp, f"rank{r}.txt")) as f:
+                text = f.read()
+            if text:
+                reports.append(f"rank {r}:\n{text}")
+        assert not reports, "\n".join(reports)
+
+
+@pytest.mark.parametrize("world", [1, 2, 3, 4, 8])
+def test_exact_sums_match_one_device_on_gloo(world):
+    spawn(world, "gloo", ["exact", "dtensor", "errors"] if world in (1, 2, 4) else ["exact", "errors"])
+
+
+def test_no_process_group_is_a_clear_error():
+    with pytest.raises(RuntimeError, match="no process group"):
+        rd.sum(torch.ones(4))
+
+
+def test_unit_of_says_which_shards_move_only_partials():
+    assert rd.unit_of((1 << 20,)) == 32768            # the CPU tree's chunk
+    assert rd.unit_of((1000,)) is None               # one unit: gathered
+    assert rd.unit_of((64, 1000), dim=[1]) is None   # short rows: one unit each
+    assert rd.unit_of((9000, 300), dim=[0]) == 4096  # columns: units of rows
+    assert rd.unit_of((24, 70001), dim=[1]) == 1     # kept dim 0: any cut
+
+
+def test_unit_partials_finish_is_the_one_device_sum():
+    """The C API split (unit partials + finish) against the one-device sum,
+    with the whole range in one call and unit by unit."""
+    for shape, dim in [((300007,), None), ((9000, 300), [0]), ((8, 70001), [1]), ((40, 3, 3000), [0, 2])]:
+        x = torch.randn(shape, dtype=torch.float64).add(3).float()
+        view, layout = torch.ops.redux._sum_sharding(x, list(shape), dim, None)
+        want = torch.ops.redux.sum(x, dim)
+        units, unit = layout[5], layout[4]
+        whole = torch.ops.redux._sum_unit_partials(view, layout, 0, units)
+        assert torch.equal(torch.ops.redux._sum_from_partials(whole, layout).reshape(want.shape), want)
+        if layout[7] == 0:
+            each = [torch.ops.redux._sum_unit_partials(view[:, u * unit:(u + 1) * unit].contiguous(), layout, u, u + 1)
+                    for u in range(units)]
+            got = torch.ops.redux._sum_from_partials(torch.cat(each, 1), layout).reshape(want.shape)
+            assert torch.equal(got, want)
+
+
+def test_partials_ops_check_their_arguments():
+    x = torch.randn(300007)
+    view, layout = torch.ops.redux._sum_sharding(x, [300007], None, None)
+    with pytest.raises(RuntimeError, match="unit"):
+        torch.ops.redux._sum_unit_partials(view, layout, 0, layout[5] + 1)
+    with pytest.raises(RuntimeError, match="view"):
+        torch.ops.redux._sum_unit_partials(view[:, :100].contiguous(), layout, 0, 1)
+    with pytest.raises(RuntimeError, match="partials"):
+        torch.ops.redux._sum_from_partials(torch.zeros(1, 2, 1, 24, dtype=torch.uint8), layout)
+    with pytest.raises(RuntimeError, match="global_sizes"):
+        torch.ops.redux._sum_sharding(x, [300007, 1], None, None)
+    with pytest.raises(RuntimeError, match="only dim 0"):
+        torch.ops.redux._sum_sharding(torch.randn(4, 5), [8, 6], None, None)
+
+
+needs_two_gpus = pytest.mark.skipif(not (torch.cuda.is_available() and torch.cuda.device_count() >= 2
+                                         and redux.has_cuda_kernels()), reason="needs two CUDA GPUs")
+
+# Competition and power-of-two sizes on the GPU tree (even shards on units).
+CUDA_CASES = [
+    ((52428800,), None, False, torch.float32, None),
+    ((1638400,), None, False, torch.float32, None),
+    ((6553600,), None, False, torch.float16, None),
+    ((65536, 4096), [0], False, torch.float32, None),
+    ((65536, 4096), [1], False, torch.float32, None),
+    ((4, 2097152), [1], False, torch.float32, None),
+]
+
+
+@needs_two_gpus
+def test_exact_sums_match_one_gpu_on_nccl():
+    spawn(2, "nccl", ["exact", "dtensor", "errors"], extra_cases=CUDA_CASES)
