@@ -66,7 +66,9 @@ def _dims(dim):
 
 
 def _group_of(x, group):
-    """(local tensor, group, DTensor mesh or None) for a DTensor or a shard."""
+    """(local tensor, group, DTensor mesh or None, dim-0 lengths or None) for
+    a DTensor or a shard. A DTensor's metadata is the same on every rank, so
+    its lengths come from its global shape, with no collective."""
     try:
         from torch.distributed.tensor import DTensor, Replicate, Shard
     except ImportError:  # pragma: no cover - torch without DTensor
@@ -83,14 +85,23 @@ def _group_of(x, group):
                              "mode supports Shard(0) on one mesh dim and Replicate on the others "
                              "(redistribute the DTensor first)")
         if not sharded:
-            return x.to_local(), None, mesh
-        return x.to_local(), mesh.get_group(sharded[0]), mesh
+            return x.to_local(), None, mesh, None
+        local, ranks = x.to_local(), mesh.size(sharded[0])
+        if x.dim() == 0:
+            raise ValueError("redux.distributed.sum: argument 'x' is 0-dim: there is no dim 0 to be sharded on")
+        # Shard(0) cuts dim 0 as torch.chunk does: ceil(size / ranks) per rank, the last ones shorter or empty
+        step = -(-x.shape[0] // ranks)
+        lengths = [max(0, min(step, x.shape[0] - r * step)) for r in range(ranks)]
+        if local.shape[0] != lengths[mesh.get_local_rank(sharded[0])]:
+            raise RuntimeError(f"redux.distributed.sum: internal: this rank's Shard(0) piece has {local.shape[0]} "
+                               f"rows, torch.chunk's rule says {lengths[mesh.get_local_rank(sharded[0])]}")
+        return local, mesh.get_group(sharded[0]), mesh, lengths
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"redux.distributed.sum: argument 'x' must be a Tensor or DTensor, got {type(x).__name__}")
     if not dist.is_available() or not dist.is_initialized():
         raise RuntimeError("redux.distributed.sum: no process group: call torch.distributed.init_process_group "
                            "first, or pass a DTensor")
-    return x, group, None
+    return x, group, None, None
 
 
 def _comm_device(x, group):
@@ -142,12 +153,13 @@ def sum(x, dim=None, keepdim=False, *, dtype=None, group=None):  # noqa: A001 - 
     rank's shard (a plain tensor) with `group` (None: the default group).
     Every rank of the group must call it. Returns the whole result on every
     rank: a plain tensor, or a Replicate DTensor for a DTensor input."""
-    local, group, mesh = _group_of(x, group)
+    local, group, mesh, lengths = _group_of(x, group)
     if mesh is not None and group is None:  # replicated: every rank holds the whole tensor
         result = torch.ops.redux.sum(local, _dims(dim), keepdim, dtype=dtype)
         return _as_dtensor(result, mesh)
     device = _comm_device(local, group)
-    lengths = _check_alike(local, dim, keepdim, dtype, group, device)
+    if lengths is None:  # a plain shard: check the ranks agree and learn their lengths (one small all-gather)
+        lengths = _check_alike(local, dim, keepdim, dtype, group, device)
     rank = dist.get_rank(group)
     offsets = [0]
     for n in lengths:
@@ -223,7 +235,7 @@ def _partials_of_shards(view, layout, bounds, rank, group, device):
         return cut
 
     u0, u1 = whole_units(rank)
-    local = view.select(1, 0).new_empty((view.shape[0], 0, view.shape[2], layout[_ACC]), dtype=torch.uint8)
+    local = view.new_empty((view.shape[0], 0, view.shape[2], layout[_ACC]), dtype=torch.uint8)
     if u1 > u0:
         local = torch.ops.redux._sum_unit_partials(view[:, u0 * unit - bounds[rank]: min(u1 * unit, n) - bounds[rank]]
                                                    .contiguous(), layout, u0, u1)

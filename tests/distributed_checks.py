@@ -84,6 +84,11 @@ def check_dtensor(rank, world, device):
     got = rd.sum(dx, [0, 2])
     if got.placements != (Replicate(),) or not torch.equal(got.to_local(), torch.ops.redux.sum(x, [0, 2])):
         failures.append("exact mode on a Shard(0) DTensor differs from the one-device sum")
+    odd = whole((2 * world + 1, 3, 70001 // world), torch.float32, 8, device)  # uneven Shard(0) pieces
+    for dim in (None, [0], [2]):
+        got = rd.sum(distribute_tensor(odd, mesh, [Shard(0)]), dim)
+        if not torch.equal(got.to_local(), torch.ops.redux.sum(odd, dim)):
+            failures.append(f"exact mode on an uneven Shard(0) DTensor, dim={dim}, differs from the one-device sum")
     if world % 2 == 0 and world > 2:
         mesh2 = init_device_mesh(device.type, (world // 2, 2), mesh_dim_names=("dp", "tp"))
         for placements in ((Shard(0), Replicate()), (Replicate(), Shard(0))):

@@ -1,0 +1,141 @@
+"""Sharded sums on several GPUs: exact mode against the usual ways.
+
+    python bench/distributed.py [--ranks 2] [--iters 20] [--out FILE]
+
+Spawns one process per GPU (NCCL). For each global tensor, sharded on dim 0
+(2 x 52,428,800 fp32, and (65536, 4096) fp32) and each reduction, it times
+  exact      redux.distributed.sum (unit partials, all-gather, finish)
+  dtensor    torch.sum on a Shard(0) DTensor, then full_tensor()
+  allreduce  torch.sum of the local shard, then all_reduce (all_gather of
+             the outputs where dim 0 is kept)
+and prints the median time per call over --iters (CUDA events, after a
+barrier), the bytes each rank sends, and whether the result has the bits
+of torch.ops.redux.sum, and of torch.sum, of the whole tensor on one GPU.
+"""
+import argparse
+import datetime
+import os
+import statistics
+import tempfile
+
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout's redux
+
+# NVLink multicast stays off on shared hosts (device/KINDS.md).
+for key, value in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"), ("NVSHMEM_DISABLE_NVLS", "1")):
+    os.environ.setdefault(key, value)
+
+CASES = [  # (name, global shape, dim)
+    ("2 x 52,428,800", (2 * 52428800,), None),
+    ("(65536, 4096) full", (65536, 4096), None),
+    ("(65536, 4096) dim 0", (65536, 4096), [0]),
+    ("(65536, 4096) dim 1", (65536, 4096), [1]),
+]
+
+
+def timed(fn, iters):
+    times = []
+    for _ in range(iters):
+        dist.barrier()
+        torch.cuda.synchronize()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        out = fn()
+        stop.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(stop) * 1e3)
+    return statistics.median(times), out
+
+
+def methods(local, dim, mesh, world):
+    import redux.distributed as rd
+    from torch.distributed.tensor import DTensor, Shard
+
+    def exact():
+        return rd.sum(local, dim)
+
+    def exact_dtensor():  # the DTensor's metadata gives the shard lengths: no shape check round
+        dx = DTensor.from_local(local, mesh, [Shard(0)], run_check=False)
+        return rd.sum(dx, dim).to_local()
+
+    def dtensor():
+        dx = DTensor.from_local(local, mesh, [Shard(0)], run_check=False)
+        return (torch.sum(dx, dim) if dim else torch.sum(dx)).full_tensor()
+
+    def allreduce():
+        part = torch.sum(local, dim) if dim else torch.sum(local)
+        if dim == [1]:  # dim 0 kept: the outputs are sharded, gather them
+            parts = [torch.empty_like(part) for _ in range(world)]
+            dist.all_gather(parts, part)
+            return torch.cat(parts)
+        dist.all_reduce(part)
+        return part
+
+    return {"exact": exact, "exact-dt": exact_dtensor, "dtensor": dtensor, "allreduce": allreduce}
+
+
+def sent_bytes(name, local, dim, world):
+    """What one rank sends (analytic): partials or outputs, not the tensor."""
+    out = torch.sum(local, dim) if dim else torch.sum(local)
+    if name.startswith("exact"):
+        view, layout = torch.ops.redux._sum_sharding(local, [local.shape[0] * world] + list(local.shape[1:]), dim,
+                                                     None)
+        if layout[7] == 1:  # dim 0 kept: each rank's outputs are gathered
+            return out.numel() * out.element_size()
+        return layout[1] * (layout[5] // world) * layout[3] * layout[6]
+    return out.numel() * out.element_size()
+
+
+def rank_main(rank, world, init_file, iters, out_path):
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method=f"file://{init_file}", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=300), device_id=torch.device("cuda", rank))
+    import redux  # noqa: F401
+    from torch.distributed.tensor import init_device_mesh
+    mesh = init_device_mesh("cuda", (world,))
+    lines = []
+    for name, shape, dim in CASES:
+        g = torch.Generator(device="cuda").manual_seed(1)
+        whole = torch.randn(shape, generator=g, device="cuda").add_(3)
+        one_gpu = torch.ops.redux.sum(whole, dim)
+        torch_gpu = torch.sum(whole, dim) if dim else torch.sum(whole)
+        local = whole.tensor_split(world)[rank].contiguous()
+        del whole
+        for label, fn in methods(local, dim, mesh, world).items():
+            fn()  # warm-up (plans, NCCL communicators)
+            us, out = timed(fn, iters)
+            same = [out.shape == ref.shape and torch.equal(out.to(ref.dtype), ref) for ref in (one_gpu, torch_gpu)]
+            lines.append(f"{name:<22} {label:<10} {us:10.1f} {sent_bytes(label, local, dim, world):>12,} "
+                         + " ".join(f"{'yes' if s else 'no':>13}" for s in same))
+    if rank == 0:
+        gpu = torch.cuda.get_device_name()
+        text = [f"{world} x {gpu}, torch {torch.__version__}, median of {iters} calls",
+                f"{'tensor':<22} {'method':<10} {'us/call':>10} {'sent B/rank':>12} {'= redux 1 GPU':>13} "
+                f"{'= torch 1 GPU':>13}"] + lines
+        print("\n".join(text), flush=True)
+        if out_path:
+            with open(out_path, "w") as f:
+                f.write("\n".join(text) + "\n")
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ranks", type=int, default=2, help="processes, one GPU each (default 2)")
+    ap.add_argument("--iters", type=int, default=20, help="timed calls per method (default 20)")
+    ap.add_argument("--out", default="", help="also write the table to this file")
+    args = ap.parse_args()
+    if torch.cuda.device_count() < args.ranks:
+        raise SystemExit(f"needs {args.ranks} GPUs, this machine has {torch.cuda.device_count()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        mp.spawn(rank_main, args=(args.ranks, os.path.join(tmp, "init"), args.iters, args.out), nprocs=args.ranks)
+
+
+if __name__ == "__main__":
+    main()
