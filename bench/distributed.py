@@ -81,13 +81,14 @@ def methods(local, dim, mesh, world):
 
 def sent_bytes(name, local, dim, world):
     """What one rank sends (analytic): partials or outputs, not the tensor."""
+    import redux.distributed as rd
     out = torch.sum(local, dim) if dim else torch.sum(local)
     if name.startswith("exact"):
         view, layout = torch.ops.redux._sum_sharding(local, [local.shape[0] * world] + list(local.shape[1:]), dim,
                                                      None)
-        if layout[7] == 1:  # dim 0 kept: each rank's outputs are gathered
+        if layout[rd._ROLE] == 1:  # dim 0 kept: each rank's outputs are gathered
             return out.numel() * out.element_size()
-        return layout[1] * (layout[5] // world) * layout[3] * layout[6]
+        return layout[rd._OUTER] * (layout[rd._UNITS] // world) * layout[rd._INNER] * layout[rd._ACC]
     return out.numel() * out.element_size()
 
 

@@ -35,7 +35,7 @@ import torch.distributed as dist
 __all__ = ["sum", "unit_of"]
 
 # Layout fields of torch.ops.redux._sum_sharding (csrc/torch/sharded.h).
-_FAMILY, _OUTER, _N, _INNER, _UNIT, _UNITS, _ACC, _ROLE, _PER, _IN, _OUT = range(11)
+_FAMILY, _OUTER, _N, _INNER, _UNIT, _UNITS, _ACC, _ROLE, _PER = range(9)
 _ROWS, _COLS = 1, 2
 _META_DIMS = 8  # sizes carried by the cheap cross-rank check
 
@@ -166,8 +166,8 @@ def sum(x, dim=None, keepdim=False, *, dtype=None, group=None):  # noqa: A001 - 
         offsets.append(offsets[-1] + n)
     whole = [offsets[-1]] + list(local.shape[1:])
     view, layout = torch.ops.redux._sum_sharding(local, whole, _dims(dim), dtype)
-    shape = torch.ops.redux.sum(torch.empty(whole, dtype=local.dtype, device="meta"), _dims(dim), keepdim,
-                                dtype=dtype).shape
+    # the result's shape and dtype, by torch.sum's rules (the op's Meta kernel)
+    like = torch.ops.redux.sum(torch.empty(whole, dtype=local.dtype, device="meta"), _dims(dim), keepdim, dtype=dtype)
     if layout[_FAMILY] < 0 or layout[_UNITS] < 2:
         if layout[_ROLE] == 1 and layout[_FAMILY] == _ROWS:
             # rows of a batch take their one-device tree (batch invariance)
@@ -179,21 +179,13 @@ def sum(x, dim=None, keepdim=False, *, dtype=None, group=None):  # noqa: A001 - 
     elif layout[_ROLE] == 1:
         partials = torch.ops.redux._sum_unit_partials(view, layout, 0, layout[_UNITS]) if view.shape[0] else None
         out = (torch.ops.redux._sum_from_partials(partials, layout) if partials is not None
-               else torch.empty((0, layout[_INNER]), dtype=_out_dtype(layout), device=local.device))
+               else torch.empty((0, layout[_INNER]), dtype=like.dtype, device=local.device))
         result = _gather_outputs(out, lengths, layout, group, device)
     else:
         partials = _partials_of_shards(view, layout, [o * layout[_PER] for o in offsets], rank, group, device)
         result = torch.ops.redux._sum_from_partials(partials.to(local.device), layout)
-    result = result.reshape(shape)
+    result = result.reshape(like.shape)
     return _as_dtensor(result, mesh) if mesh is not None else result
-
-
-# redux_dtype codes (include/redux/redux.h) as torch dtypes.
-_DTYPES = {0: torch.float32, 1: torch.float64, 2: torch.float16, 3: torch.bfloat16, 4: torch.int64}
-
-
-def _out_dtype(layout):
-    return _DTYPES[layout[_OUT]]
 
 
 def _as_dtensor(result, mesh):

@@ -62,10 +62,10 @@ def test_unit_partials_finish_is_the_one_device_sum():
         x = torch.randn(shape, dtype=torch.float64).add(3).float()
         view, layout = torch.ops.redux._sum_sharding(x, list(shape), dim, None)
         want = torch.ops.redux.sum(x, dim)
-        units, unit = layout[5], layout[4]
+        units, unit = layout[rd._UNITS], layout[rd._UNIT]
         whole = torch.ops.redux._sum_unit_partials(view, layout, 0, units)
         assert torch.equal(torch.ops.redux._sum_from_partials(whole, layout).reshape(want.shape), want)
-        if layout[7] == 0:
+        if layout[rd._ROLE] == 0:  # dim 0 is part of n: each unit alone
             each = [torch.ops.redux._sum_unit_partials(view[:, u * unit:(u + 1) * unit].contiguous(), layout, u, u + 1)
                     for u in range(units)]
             got = torch.ops.redux._sum_from_partials(torch.cat(each, 1), layout).reshape(want.shape)
@@ -76,7 +76,7 @@ def test_partials_ops_check_their_arguments():
     x = torch.randn(300007)
     view, layout = torch.ops.redux._sum_sharding(x, [300007], None, None)
     with pytest.raises(RuntimeError, match="unit"):
-        torch.ops.redux._sum_unit_partials(view, layout, 0, layout[5] + 1)
+        torch.ops.redux._sum_unit_partials(view, layout, 0, layout[rd._UNITS] + 1)
     with pytest.raises(RuntimeError, match="view"):
         torch.ops.redux._sum_unit_partials(view[:, :100].contiguous(), layout, 0, 1)
     with pytest.raises(RuntimeError, match="partials"):
