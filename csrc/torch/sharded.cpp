@@ -63,6 +63,30 @@ redux_shape checked_layout(const char *op, at::IntArrayRef layout) {
   return redux_shape{layout[kOuter], layout[kN], layout[kInner]};
 }
 
+redux_shape checked_view(const char *op, const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1) {
+  const redux_shape s = checked_layout(op, layout);
+  const at::ScalarType in = scalar_type_of((redux_dtype)layout[kInType]);
+  TORCH_CHECK(u0 >= 0 && u0 < u1 && u1 <= layout[kUnits], op, ": units [", u0, ", ", u1,
+              ") are not a range of the problem's ", layout[kUnits]);
+  const int64_t rows = std::min(u1 * layout[kUnit], s.n) - u0 * layout[kUnit];
+  TORCH_CHECK(view.dim() == 3 && view.size(1) == rows && view.size(2) == s.inner && view.size(0) >= 1 &&
+                  view.size(0) <= s.outer && view.is_contiguous() && view.scalar_type() == in,
+              op, ": argument 'view' must be a contiguous [outer, ", rows, ", ", s.inner, "] ", in,
+              " tensor, got ", view.sizes(), " ", view.scalar_type());
+  return s;
+}
+
+redux_shape checked_partials(const char *op, const at::Tensor &partials, at::IntArrayRef layout) {
+  const redux_shape s = checked_layout(op, layout);
+  TORCH_CHECK(partials.dim() == 4 && partials.size(0) >= 1 && partials.size(0) <= s.outer &&
+                  partials.size(1) == layout[kUnits] && partials.size(2) == s.inner &&
+                  partials.size(3) == layout[kAccBytes] && partials.scalar_type() == at::kByte &&
+                  partials.is_contiguous(),
+              op, ": argument 'partials' must be contiguous uint8 [outer, ", layout[kUnits], ", ", s.inner, ", ",
+              layout[kAccBytes], "], got ", partials.sizes());
+  return s;
+}
+
 namespace {
 
 int64_t cpu_unit(redux_family family, redux_shape s, redux_dtype) { return redux_cpu_sum_unit(family, s); }
@@ -77,16 +101,9 @@ std::tuple<at::Tensor, std::vector<int64_t>> sharding_cpu(const at::Tensor &x, a
 constexpr const char *kPartialsOp = "redux._sum_unit_partials";
 
 at::Tensor unit_partials_cpu(const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1) {
-  const redux_shape s = checked_layout(kPartialsOp, layout);
+  const redux_shape s = checked_view(kPartialsOp, view, layout, u0, u1);
   const auto family = (redux_family)layout[kFamily];
   const auto in = (redux_dtype)layout[kInType], out = (redux_dtype)layout[kOutType];
-  TORCH_CHECK(u0 >= 0 && u0 < u1 && u1 <= layout[kUnits], kPartialsOp, ": units [", u0, ", ", u1,
-              ") are not a range of the problem's ", layout[kUnits]);
-  const int64_t rows = std::min(u1 * layout[kUnit], s.n) - u0 * layout[kUnit];
-  TORCH_CHECK(view.dim() == 3 && view.size(1) == rows && view.size(2) == s.inner && view.size(0) >= 1 &&
-                  view.size(0) <= s.outer && view.is_contiguous() && view.scalar_type() == scalar_type_of(in),
-              kPartialsOp, ": argument 'view' must be a contiguous [outer, ", rows, ", ", s.inner, "] ",
-              scalar_type_of(in), " tensor, got ", view.sizes(), " ", view.scalar_type());
   const int64_t k = u1 - u0, outer = view.size(0);
   at::Tensor partials = at::empty({outer, k, s.inner, (int64_t)sizeof(redux_cpu_acc)}, view.options().dtype(at::kByte));
   auto *acc = reinterpret_cast<redux_cpu_acc *>(partials.mutable_data_ptr());
@@ -101,13 +118,7 @@ at::Tensor unit_partials_cpu(const at::Tensor &view, at::IntArrayRef layout, int
 constexpr const char *kFinishOp = "redux._sum_from_partials";
 
 at::Tensor from_partials_cpu(const at::Tensor &partials, at::IntArrayRef layout) {
-  const redux_shape s = checked_layout(kFinishOp, layout);
-  TORCH_CHECK(partials.dim() == 4 && partials.size(0) >= 1 && partials.size(0) <= s.outer &&
-                  partials.size(1) == layout[kUnits] && partials.size(2) == s.inner &&
-                  partials.size(3) == (int64_t)sizeof(redux_cpu_acc) && partials.scalar_type() == at::kByte &&
-                  partials.is_contiguous(),
-              kFinishOp, ": argument 'partials' must be contiguous uint8 [outer, ", layout[kUnits], ", ", s.inner,
-              ", ", sizeof(redux_cpu_acc), "], got ", partials.sizes());
+  const redux_shape s = checked_partials(kFinishOp, partials, layout);
   const int64_t outer = partials.size(0);
   const auto out = (redux_dtype)layout[kOutType];
   at::Tensor y = at::empty({outer, s.inner}, partials.options().dtype(scalar_type_of(out)));

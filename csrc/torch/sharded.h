@@ -38,8 +38,12 @@ std::tuple<at::Tensor, std::vector<int64_t>> sharding_impl(const at::Tensor &x, 
                                                             std::optional<at::ScalarType> dtype,
                                                             const ShardBackend &backend);
 
-// Checks a layout and a [outer held, rows, inner] view or [outer held,
-// units, inner, acc bytes] partials against it; returns the plan's shape.
+// Checks a layout (of a sum of several units) and returns its shape.
 redux_shape checked_layout(const char *op, at::IntArrayRef layout);
+// Checks units [u0, u1) and a [outer held, their rows, inner] view of the
+// kernels' input dtype against the layout; returns the shape.
+redux_shape checked_view(const char *op, const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1);
+// Checks [outer held, units, inner, acc bytes] uint8 partials; returns the shape.
+redux_shape checked_partials(const char *op, const at::Tensor &partials, at::IntArrayRef layout);
 
 }  // namespace redux_shim

@@ -22,15 +22,8 @@ constexpr const char *kFinishOp = "redux._sum_from_partials";
 
 at::Tensor unit_partials_cuda(const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1) {
   const c10::cuda::CUDAGuard guard(view.device());
-  const redux_shape s = checked_layout(kPartialsOp, layout);
+  const redux_shape s = checked_view(kPartialsOp, view, layout, u0, u1);
   const auto in = (redux_dtype)layout[kInType], out = (redux_dtype)layout[kOutType];
-  TORCH_CHECK(u0 >= 0 && u0 < u1 && u1 <= layout[kUnits], kPartialsOp, ": units [", u0, ", ", u1,
-              ") are not a range of the problem's ", layout[kUnits]);
-  const int64_t rows = std::min(u1 * layout[kUnit], s.n) - u0 * layout[kUnit];
-  TORCH_CHECK(view.dim() == 3 && view.size(1) == rows && view.size(2) == s.inner && view.size(0) >= 1 &&
-                  view.size(0) <= s.outer && view.is_contiguous() && view.scalar_type() == scalar_type_of(in),
-              kPartialsOp, ": argument 'view' must be a contiguous [outer, ", rows, ", ", s.inner, "] ",
-              scalar_type_of(in), " tensor, got ", view.sizes(), " ", view.scalar_type());
   const int64_t outer = view.size(0);
   at::Tensor partials = at::empty({outer, u1 - u0, s.inner, layout[kAccBytes]}, view.options().dtype(at::kByte));
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(view.device().index()).stream();
@@ -42,13 +35,7 @@ at::Tensor unit_partials_cuda(const at::Tensor &view, at::IntArrayRef layout, in
 
 at::Tensor from_partials_cuda(const at::Tensor &partials, at::IntArrayRef layout) {
   const c10::cuda::CUDAGuard guard(partials.device());
-  const redux_shape s = checked_layout(kFinishOp, layout);
-  TORCH_CHECK(partials.dim() == 4 && partials.size(0) >= 1 && partials.size(0) <= s.outer &&
-                  partials.size(1) == layout[kUnits] && partials.size(2) == s.inner &&
-                  partials.size(3) == layout[kAccBytes] && partials.scalar_type() == at::kByte &&
-                  partials.is_contiguous(),
-              kFinishOp, ": argument 'partials' must be contiguous uint8 [outer, ", layout[kUnits], ", ", s.inner,
-              ", ", layout[kAccBytes], "], got ", partials.sizes());
+  const redux_shape s = checked_partials(kFinishOp, partials, layout);
   const int64_t outer = partials.size(0);
   const auto in = (redux_dtype)layout[kInType], out = (redux_dtype)layout[kOutType];
   at::Tensor y = at::empty({outer, s.inner}, partials.options().dtype(scalar_type_of(out)));
