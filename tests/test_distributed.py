@@ -39,7 +39,7 @@ def spawn(world, backend, checks, extra_cases=()):
 
 @pytest.mark.parametrize("world", [1, 2, 3, 4, 8])
 def test_exact_sums_match_one_device_on_gloo(world):
-    spawn(world, "gloo", ["exact", "dtensor", "errors"] if world in (1, 2, 4) else ["exact", "errors"])
+    spawn(world, "gloo", ["exact", "dtensor", "errors"])
 
 
 def test_no_process_group_is_a_clear_error():
