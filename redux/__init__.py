@@ -20,7 +20,7 @@ from .switch import disable, enable, enabled, is_enabled
 from .variants import VARIANTS, Variant, by_name
 from . import distributed
 
-distributed._register_dtensor_rules()
+distributed._register_dtensor_rules_when_loaded()
 
 __all__ = ["sum", "mean", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
            "has_cuda_kernels"]

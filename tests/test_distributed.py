@@ -104,3 +104,32 @@ CUDA_CASES = [
 @needs_two_gpus
 def test_exact_sums_match_one_gpu_on_nccl():
     spawn(2, "nccl", ["exact", "dtensor", "errors"], extra_cases=CUDA_CASES)
+
+
+DTENSOR_RULE_PROBE = """
+import sys, torch
+{first}
+from torch.distributed.tensor import DTensor
+registered = torch.ops.redux.sum.default in DTensor._op_dispatcher.sharding_propagator.op_strategy_funcs
+print("registered" if registered else "missing")
+"""
+
+
+@pytest.mark.parametrize("first", ["import redux", "import torch.distributed.tensor, redux"])
+def test_dtensor_rule_is_registered_in_either_import_order(first):
+    """import redux does not import DTensor (0.6 s); the rule is registered
+    when DTensor is loaded, before or after redux."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", DTENSOR_RULE_PROBE.format(first=first)], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.stdout.strip() == "registered", out.stderr
+
+
+def test_import_redux_does_not_import_dtensor():
+    import subprocess
+    import sys
+    code = "import sys, redux; print('torch.distributed.tensor' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.stdout.strip() == "False", out.stderr
