@@ -29,6 +29,7 @@ the shards and sums them whole. Every path is deterministic and exact.
 import builtins
 import importlib.abc
 import importlib.util
+import math
 import sys
 import zlib
 
@@ -39,15 +40,15 @@ __all__ = ["sum", "unit_of"]
 
 # Layout fields of torch.ops.redux._sum_sharding (csrc/torch/sharded.h).
 _FAMILY, _OUTER, _N, _INNER, _UNIT, _UNITS, _ACC, _ROLE, _PER = range(9)
-_ROWS, _COLS = 1, 2
+_ROWS = 1  # redux_family REDUX_ROWS
 _META_DIMS = 8  # sizes carried by the cheap cross-rank check
 
 
 def unit_of(shape, dim=None, *, dtype=torch.float32, device="cpu", out_dtype=None):
-    """Elements of dim 0 per unit for a sum of a tensor of `shape` over `dim`
-    on `device`'s tree: shards of dim 0 whose lengths are multiples of it
-    (all but the last) move only partials. None when the sum is one unit
-    (or trivial) and exact mode gathers the shards instead."""
+    """Rows of dim 0 per unit for a sum of a tensor of `shape` over `dim` on
+    `device`'s tree: shards of dim 0 whose lengths are multiples of it (all
+    but the last) move only partials. None when the sum is one unit (or
+    trivial) and exact mode gathers the shards instead."""
     x = torch.empty((1,) + tuple(shape)[1:], dtype=dtype, device=device)
     _, layout = torch.ops.redux._sum_sharding(x, list(shape), _dims(dim), out_dtype)
     if layout[_FAMILY] < 0 or layout[_UNITS] < 2:
@@ -55,11 +56,8 @@ def unit_of(shape, dim=None, *, dtype=torch.float32, device="cpu", out_dtype=Non
     per, unit = layout[_PER], layout[_UNIT]
     if layout[_ROLE] == 1:  # dim 0 is kept: any cut of it moves only partials or outputs
         return 1
-    # the smallest count of dim-0 rows whose elements of n are a whole number of units
-    rows = 1
-    while (rows * per) % unit:
-        rows += 1
-    return rows
+    # the fewest dim-0 rows whose elements of n are a whole number of units
+    return unit // math.gcd(per, unit)
 
 
 def _dims(dim):
