@@ -158,17 +158,9 @@ at::ScalarType scalar_type_of(redux_dtype t) {
   TORCH_CHECK(false, "redux: unknown dtype code ", (int)t);
 }
 
-SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
-                      bool keepdim, std::optional<at::ScalarType> dtype) {
-  sum_spec(op, self, dim, dtype);  // argument errors first, as torch.sum
-  TORCH_CHECK(self.device().is_cpu() || self.device().is_cuda(), op,
-              ": argument 'self' must be on a CPU or CUDA device, got ", self.device());
-  return plan_sum(op, self, dim, keepdim, dtype);
-}
-
-SumPlan plan_sum(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
-                 std::optional<at::ScalarType> dtype) {
-  const SumSpec spec = sum_spec(op, self, dim, dtype);
+namespace {
+// The plan once the arguments are checked (the spec): one sum_spec per call.
+SumPlan plan_from_spec(const SumSpec &spec, const at::Tensor &self, bool keepdim) {
   SumPlan plan;
   plan.out_dtype = spec.out_dtype;
   plan.result_shape = result_shape<int64_t>(self.sizes(), spec.reduced, keepdim);
@@ -194,6 +186,20 @@ SumPlan plan_sum(const char *op, const at::Tensor &self, at::OptionalIntArrayRef
   if (!x.is_non_overlapping_and_dense()) x = x.contiguous();
   plan.input = collapse_to_family(x, spec.reduced, plan);
   return plan;
+}
+}  // namespace
+
+SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                      bool keepdim, std::optional<at::ScalarType> dtype) {
+  const SumSpec spec = sum_spec(op, self, dim, dtype);  // argument errors first, as torch.sum
+  TORCH_CHECK(self.device().is_cpu() || self.device().is_cuda(), op,
+              ": argument 'self' must be on a CPU or CUDA device, got ", self.device());
+  return plan_from_spec(spec, self, keepdim);
+}
+
+SumPlan plan_sum(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
+                 std::optional<at::ScalarType> dtype) {
+  return plan_from_spec(sum_spec(op, self, dim, dtype), self, keepdim);
 }
 
 std::pair<at::Tensor, at::Tensor> allocate_outputs(const SumPlan &plan) {
