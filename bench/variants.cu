@@ -7,7 +7,7 @@
  * kernels with the competition's method (256 MiB write to evict L2, CUDA
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
- * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,
+ * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
  * trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
@@ -30,6 +30,10 @@
  *            with a __nanosleep backoff option), the ticket without its
  *            fence over polled slots, a PDL second kernel, and the same two
  *            kernels without PDL.
+ *   fixed    fixed chunks, one block each on a non-persistent grid (the
+ *            public fixed-chunk entry's schedule, redux's fp64 arithmetic)
+ *            with three finishes, fixed-size pure reads, the probe and the
+ *            product, all sizes, FIXED_ROUNDS rounds (default 3).
  *   trace    the product's two finishes and eight candidates with
  *            %globaltimer stamps: when each block's loads returned, when the
  *            finishing block saw every partial, its tree and its store,
@@ -510,6 +514,279 @@ trace_kernel(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, u
     for (int64_t k = tid; k < chunks; k += 256) store_slot(slots + kSlotU64 * k, 0ull, 0ull);
 }
 
+/* ---- fixed chunks, one block each (section `fixed`) ----------------------
+ * The public fixed-chunk entry's schedule with redux's arithmetic: chunk c is
+ * TILES contiguous tiles (4 KB each), one block per chunk on a non-persistent
+ * grid, so the hardware deals chunks in index order and the blocks resident
+ * at once read one sliding window (the persistent product reads ~400
+ * separate streams). fp64 lanes and the block tree as in the product.
+ * Finishes:
+ *   FIN 0 ticket: partial, fence, one ticket per block; the last block
+ *         combines every partial (combine_strided).
+ *   FIN 1 polled: partial into its slot, no fence or ticket; block
+ *         gridDim - 1 (dispatched last) waits for every slot.
+ *   FIN 2 groups: a ticket per group of kFixedGroup chunks; a group's last
+ *         block combines the group's partials, stores the group's partial
+ *         and takes a ticket on counter 0; the last of those combines the
+ *         groups (two small combines, the first overlapped by the stream). */
+constexpr int kFixedGroup = 64;
+
+template <int TILES, int FIN, int U = kUnroll>
+__global__ void __launch_bounds__(256, kChunksMinBlocks)
+fixed_sum(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, unsigned int *counters,
+          double *partials, unsigned long long *slots) {
+  __shared__ double scratch[256 / 32];
+  const int tid = threadIdx.x;
+  const int64_t chunk_len = (int64_t)TILES * 1024;
+  const int64_t groups = ceil_div(chunks, kFixedGroup);
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    const int64_t len = n - c * chunk_len < chunk_len ? n - c * chunk_len : chunk_len;
+    double acc = lane_sum_tiles<P, 4, U, true, true>(x + c * chunk_len, len, 0, 1, tid, 256, 0.0);
+    acc = block_reduce_sum<P, 256>(acc, scratch);
+    if (FIN == 1) {
+      if (tid == 0) publish_slot(slots, c, acc);
+      continue;
+    }
+    if (tid == 0) partials[c] = acc;
+    if (FIN == 0) continue;
+    const int64_t g = c / kFixedGroup;
+    const int64_t in_g = chunks - g * kFixedGroup < kFixedGroup ? chunks - g * kFixedGroup : kFixedGroup;
+    if (!last_block_ticket(counters, 1 + g, (unsigned)in_g)) continue;
+    double r = tid < in_g ? load_partial(&partials[g * kFixedGroup + tid]) : 0.0;
+    r = block_reduce_sum<P, 256>(r, scratch);
+    if (tid == 0) partials[chunks + g] = r;
+    if (last_block_ticket(counters, 0, (unsigned)groups)) {
+      double s = combine_strided<P>(0.0, partials + chunks, tid, groups, 256);
+      s = block_reduce_sum<P, 256>(s, scratch);
+      if (tid == 0) *y = (float)s;
+    }
+  }
+  if (FIN == 0) {
+    __syncthreads();
+    if (!last_block_ticket(counters, 0, gridDim.x)) return;
+    double r = combine_strided<P>(0.0, partials, tid, chunks, 256);
+    r = block_reduce_sum<P, 256>(r, scratch);
+    if (tid == 0) *y = (float)r;
+  }
+  if (FIN == 1) {
+    if (blockIdx.x != gridDim.x - 1) return;
+    __syncthreads();
+    double r = combine_polled<P>(0.0, slots, tid, chunks, 256);
+    r = block_reduce_sum<P, 256>(r, scratch);
+    if (tid == 0) *y = (float)r;
+  }
+}
+
+
+/* Persistent blocks over 8-tile chunks in window order (chunk c goes to
+ * block c mod grid, so the blocks at once read grid consecutive chunks),
+ * the product's lane order and block tree per chunk. MODE 0: load, add,
+ * block tree, next chunk. MODE 1: the next chunk's loads are issued before
+ * this chunk's adds and tree (loads in flight through the tree). MODE 2: as
+ * 1, but the tree per chunk is the warp shuffles only; each warp's result
+ * waits in shared memory and the warps are combined in warp order after
+ * the loop (block_reduce_sum's tree, no barrier per chunk). Then one ticket
+ * per block; the last block combines every chunk partial. n: a multiple
+ * of 8192 here. */
+constexpr int kMaxLocalChunks = 64;
+template <int MODE>
+__global__ void __launch_bounds__(256, 2)
+persist_sum(const float *__restrict__ x, float *y, int64_t n, int64_t chunks, unsigned int *counters,
+            double *partials) {
+  __shared__ double scratch[256 / 32];
+  __shared__ double warp_parts[MODE == 2 ? kMaxLocalChunks : 1][8];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const float4 *x4 = reinterpret_cast<const float4 *>(x);
+  int64_t c = blockIdx.x;
+  float4 v[8];
+  if (c < chunks) {
+#pragma unroll
+    for (int u = 0; u < 8; ++u) v[u] = __ldcs(x4 + c * 2048 + u * 256 + tid);
+  }
+  int k = 0;
+  for (; c < chunks; c += gridDim.x, ++k) {
+    float4 w[8];
+    const bool more = c + gridDim.x < chunks;
+    if (MODE == 0) {
+      /* v already holds this chunk */
+    } else if (more) {
+#pragma unroll
+      for (int u = 0; u < 8; ++u) w[u] = __ldcs(x4 + (c + gridDim.x) * 2048 + u * 256 + tid);
+    }
+    double acc = 0.0;
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      acc += (double)v[u].x; acc += (double)v[u].y; acc += (double)v[u].z; acc += (double)v[u].w;
+    }
+    if (MODE == 2) {
+      acc = warp_reduce_sum<P>(acc, 32);
+      if (lane == 0) warp_parts[k][warp] = acc;
+    } else {
+      acc = block_reduce_sum<P, 256>(acc, scratch);
+      if (tid == 0) partials[c] = acc;
+    }
+    if (MODE == 0) {
+      if (more) {
+#pragma unroll
+        for (int u = 0; u < 8; ++u) v[u] = __ldcs(x4 + (c + gridDim.x) * 2048 + u * 256 + tid);
+      }
+    } else if (more) {
+#pragma unroll
+      for (int u = 0; u < 8; ++u) v[u] = w[u];
+    }
+  }
+  if (MODE == 2) {
+    __syncthreads();
+    /* chunk j's warps, combined as block_reduce_sum's warp 0 does */
+    for (int j = warp; j < k; j += 8) {
+      double r = lane < 8 ? warp_parts[j][lane] : 0.0;
+      r = warp_reduce_sum<P>(r, 8);
+      if (lane == 0) partials[blockIdx.x + (int64_t)j * gridDim.x] = r;
+    }
+    __syncthreads();
+  }
+  if (!last_block_ticket(counters, 0, gridDim.x)) return;
+  double r = combine_strided<P>(0.0, partials, tid, chunks, 256);
+  r = block_reduce_sum<P, 256>(r, scratch);
+  if (tid == 0) *y = (float)r;
+}
+
+
+/* Small fixed chunks, one block each: chunk c = BL x L float4 (BL threads,
+ * L loads each, all in flight), the lane sums in load order, block tree,
+ * partial, then a ticket per block; the last block combines every partial.
+ * FENCE 0: __threadfence + atomicAdd (the product's ticket); FENCE 1: the
+ * ticket is one atom.add.release.gpu (orders the partial's store before
+ * it), the last block an acquire fence. */
+template <int BL, int L, int FENCE>
+__global__ void __launch_bounds__(BL, 2048 / BL)
+small_sum(const float *__restrict__ x, float *y, int64_t chunks, unsigned int *counter, double *partials) {
+  __shared__ double scratch[BL / 32];
+  __shared__ bool is_last;
+  const int tid = threadIdx.x;
+  const float4 *x4 = reinterpret_cast<const float4 *>(x);
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    float4 v[L];
+#pragma unroll
+    for (int u = 0; u < L; ++u) v[u] = __ldcs(x4 + c * BL * L + u * BL + tid);
+    double acc = 0.0;
+#pragma unroll
+    for (int u = 0; u < L; ++u) {
+      acc += (double)v[u].x; acc += (double)v[u].y; acc += (double)v[u].z; acc += (double)v[u].w;
+    }
+    acc = block_reduce_sum<P, BL>(acc, scratch);
+    if (tid == 0) partials[c] = acc;
+  }
+  if (tid == 0) {
+    unsigned int t;
+    if (FENCE == 0) {
+      __threadfence();
+      t = atomicAdd(counter, 1u);
+    } else {
+      asm volatile("atom.add.release.gpu.global.u32 %0, [%1], 1;" : "=r"(t) : "l"(counter) : "memory");
+    }
+    is_last = t == gridDim.x - 1;
+    if (is_last) *counter = 0u;
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  double r = combine_strided<P>(0.0, partials, tid, chunks, BL);
+  r = block_reduce_sum<P, BL>(r, scratch);
+  if (tid == 0) *y = (float)r;
+}
+
+
+/* Persistent blocks that take chunks in order from a counter (dynamic
+ * dispatch: the blocks at work read one tight window, as a non-persistent
+ * grid's do, with no block launch per chunk). Chunk = L tiles of 256
+ * vectors (the product's lane order and block tree per chunk). PF: the
+ * next chunk's index is taken and its loads issued before this chunk's adds
+ * and tree. One ticket per block at the end; the last block combines every
+ * chunk partial and resets both counters. */
+template <int L, bool PF>
+__global__ void __launch_bounds__(256, 2)
+dyn_sum(const float *__restrict__ x, float *y, int64_t chunks, unsigned int *counters, double *partials) {
+  __shared__ double scratch[256 / 32];
+  __shared__ unsigned int s_next[2];
+  __shared__ bool is_last;
+  const int tid = threadIdx.x;
+  const float4 *x4 = reinterpret_cast<const float4 *>(x);
+  if (tid == 0) {
+    s_next[0] = atomicAdd(&counters[0], 1u);
+    if (PF) s_next[1] = atomicAdd(&counters[0], 1u);
+  }
+  __syncthreads();
+  int64_t c = s_next[0];
+  int64_t cn = PF ? (int64_t)s_next[1] : 0;
+  __syncthreads(); /* every thread has read s_next before thread 0 rewrites it */
+  float4 v[L];
+  if (c < chunks) {
+#pragma unroll
+    for (int u = 0; u < L; ++u) v[u] = __ldcs(x4 + c * 256 * L + u * 256 + tid);
+  }
+  int i = 0;
+  while (c < chunks) {
+    float4 w[L];
+    if (PF && cn < chunks) {
+#pragma unroll
+      for (int u = 0; u < L; ++u) w[u] = __ldcs(x4 + cn * 256 * L + u * 256 + tid);
+    }
+    if (tid == 0) s_next[i & 1] = PF ? (cn < chunks ? atomicAdd(&counters[0], 1u) : 0xffffffffu)
+                                     : atomicAdd(&counters[0], 1u);
+    double acc = 0.0;
+#pragma unroll
+    for (int u = 0; u < L; ++u) {
+      acc += (double)v[u].x; acc += (double)v[u].y; acc += (double)v[u].z; acc += (double)v[u].w;
+    }
+    acc = block_reduce_sum<P, 256>(acc, scratch); /* its barrier publishes s_next */
+    if (tid == 0) partials[c] = acc;
+    const int64_t got = s_next[i & 1];
+    ++i;
+    if (PF) {
+      c = cn;
+      cn = got;
+#pragma unroll
+      for (int u = 0; u < L; ++u) v[u] = w[u];
+    } else {
+      c = got;
+      if (c < chunks) {
+#pragma unroll
+        for (int u = 0; u < L; ++u) v[u] = __ldcs(x4 + c * 256 * L + u * 256 + tid);
+      }
+    }
+  }
+  if (tid == 0) {
+    __threadfence();
+    is_last = atomicAdd(&counters[1], 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  if (tid == 0) {
+    counters[0] = 0u;
+    counters[1] = 0u;
+  }
+  double r = combine_strided<P>(0.0, partials, tid, chunks, 256);
+  r = block_reduce_sum<P, 256>(r, scratch);
+  if (tid == 0) *y = (float)r;
+}
+
+/* Pure reads of a fixed block of BLOCK x L float4 each, all L loads in
+ * flight, one block per piece (non-persistent). */
+template <int BLOCK, int L, int HINT>
+__global__ void __launch_bounds__(BLOCK) read_fixed(const float4 *__restrict__ x, int64_t n4, float *sink) {
+  const int64_t base = (int64_t)blockIdx.x * BLOCK * L + threadIdx.x;
+  float4 v[L];
+#pragma unroll
+  for (int u = 0; u < L; ++u)
+    v[u] = base + u * BLOCK < n4 ? ld<HINT>(x + base + u * BLOCK) : make_float4(0.f, 0.f, 0.f, 0.f);
+  float m = 0.0f;
+#pragma unroll
+  for (int u = 0; u < L; ++u) m = fold(m, v[u]);
+  if (m == 12345.0f) sink[blockIdx.x] = m;
+}
+
 struct Timer {
   void *fillbuf;
   cudaEvent_t a, b;
@@ -848,6 +1125,379 @@ void section_rows(Bench &b) {
     }
 }
 
+
+void section_fixed(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y, *sink = b.sink;
+  unsigned int *persist = b.persist;
+  printf("== fixed chunks, one block each (non-persistent) vs the product and the probe\n");
+  /* fp64 reference of every prefix timed here */
+  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800, (int64_t)1 << 28};
+  std::vector<float> h((size_t)b.nmax);
+  CK(cudaMemcpy(h.data(), x, b.nmax * 4, cudaMemcpyDeviceToHost));
+  unsigned int *cnt;
+  CK(cudaMalloc(&cnt, 65536 * 4));
+  CK(cudaMemset(cnt, 0, 65536 * 4));
+  double *parts;
+  CK(cudaMalloc(&parts, (size_t)1 << 22));
+  unsigned long long *slots;
+  CK(cudaMalloc(&slots, (size_t)16 << 20));
+  CK(cudaMemset(slots, 0, (size_t)16 << 20));
+  const int rounds = getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : 3;
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      double ref = 0;
+      for (int64_t i = 0; i < n; ++i) ref += h[(size_t)i];
+      const int64_t n4 = n / 4;
+      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      redux_shape s{1, n, 1};
+      const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
+      struct V { std::string name; bool sum; std::function<void()> f; };
+      std::vector<V> vs;
+      vs.push_back({"redux", true, [&] {
+                      redux_cuda_sum(REDUX_FULL, x, y, b.ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
+                                     REDUX_F32, 0, st);
+                    }});
+      vs.push_back({"probe grid b256 u4 cs", false, [&] {
+                      read_grid<256, 4, H_CS><<<fill(read_grid<256, 4, H_CS>, 256), 256, 0, st>>>(x4, n4, sink);
+                    }});
+      vs.push_back({"probe grid b256 u4 def", false, [&] {
+                      read_grid<256, 4, H_DEF><<<fill(read_grid<256, 4, H_DEF>, 256), 256, 0, st>>>(x4, n4, sink);
+                    }});
+      vs.push_back({"read grid b1024 u2 cs g4288", false,
+                    [&] { read_grid<1024, 2, H_CS><<<4288, 1024, 0, st>>>(x4, n4, sink); }});
+#define FIXED_READ(BL, L, H, NAME)                                                                       \
+  vs.push_back({NAME, false, [&] {                                                                      \
+                  read_fixed<BL, L, H><<<(unsigned)ceil_div(n4, (int64_t)BL * L), BL, 0, st>>>(x4, n4, sink); \
+                }});
+      FIXED_READ(256, 8, H_CS, "read fixed b256 l8 cs")
+      FIXED_READ(256, 8, H_DEF, "read fixed b256 l8 def")
+      FIXED_READ(256, 16, H_CS, "read fixed b256 l16 cs")
+      FIXED_READ(512, 4, H_CS, "read fixed b512 l4 cs")
+      FIXED_READ(1024, 2, H_CS, "read fixed b1024 l2 cs")
+      FIXED_READ(1024, 4, H_CS, "read fixed b1024 l4 cs")
+#undef FIXED_READ
+#define FIXED_SUM(TL, FIN, NAME)                                                                            \
+  vs.push_back({NAME, true, [&] {                                                                          \
+                  const int64_t chunks = ceil_div(n, (int64_t)TL * 1024);                                 \
+                  fixed_sum<TL, FIN><<<(unsigned)chunks, 256, 0, st>>>(x, y, n, chunks, cnt, parts, slots); \
+                }});
+      FIXED_SUM(8, 0, "fixed t8 ticket")
+      FIXED_SUM(8, 1, "fixed t8 polled")
+      FIXED_SUM(8, 2, "fixed t8 groups")
+      FIXED_SUM(16, 0, "fixed t16 ticket")
+      FIXED_SUM(16, 1, "fixed t16 polled")
+      FIXED_SUM(16, 2, "fixed t16 groups")
+      FIXED_SUM(32, 2, "fixed t32 groups")
+#undef FIXED_SUM
+      for (auto &v : vs) {
+        auto t = T.time(v.f);
+        char tail[64] = "";
+        if (v.sum) {
+          float out = 0;
+          CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
+          snprintf(tail, sizeof tail, "  %s", out == (float)ref ? "= ref" : "!= REF");
+        }
+        printf("fixed r%d n=%-10lld %-28s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round, (long long)n,
+               v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, tail);
+      }
+    }
+  }
+  CK(cudaFree(cnt));
+  CK(cudaFree(parts));
+  CK(cudaFree(slots));
+}
+
+/* Dynamic shared memory that leaves room for `blocks` blocks of `kernel`
+ * per SM (a way to cap residency); sets the kernel's attribute. Returns the
+ * bytes, and in *got the blocks per SM the occupancy API then reports. */
+template <typename K>
+size_t occ_smem(K kernel, int block, int blocks, int *got) {
+  int dev = 0, sm_smem = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sm_smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
+  cudaFuncAttributes fa{};
+  CK(cudaFuncGetAttributes(&fa, kernel));
+  size_t smem = blocks <= 0 ? 0 : (size_t)sm_smem / blocks - 1024 - fa.sharedSizeBytes - 16;
+  if (blocks > 0 && (size_t)sm_smem / (blocks + 1) >= smem + 1024 + fa.sharedSizeBytes) smem = 0;
+  int optin = 0;
+  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  /* the attribute is per kernel: allow the most, each launch asks for its own */
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - (int)fa.sharedSizeBytes));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(got, kernel, block, smem));
+  return smem;
+}
+
+void section_occ(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y, *sink = b.sink;
+  unsigned int *persist = b.persist;
+  printf("== residency: blocks per SM and loads in flight (fixed chunks, non-persistent)\n");
+  const int64_t sizes[] = {1638400, 6553600, 26214400, 52428800};
+  std::vector<float> h((size_t)52428800);
+  CK(cudaMemcpy(h.data(), x, h.size() * 4, cudaMemcpyDeviceToHost));
+  unsigned int *cnt;
+  CK(cudaMalloc(&cnt, 65536 * 4));
+  CK(cudaMemset(cnt, 0, 65536 * 4));
+  double *parts;
+  CK(cudaMalloc(&parts, (size_t)1 << 22));
+  unsigned long long *slots;
+  CK(cudaMalloc(&slots, (size_t)1 << 20));
+  CK(cudaMemset(slots, 0, (size_t)1 << 20));
+  const int rounds = getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : 2;
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      double ref = 0;
+      for (int64_t i = 0; i < n; ++i) ref += h[(size_t)i];
+      const int64_t n4 = n / 4;
+      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      redux_shape s{1, n, 1};
+      const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
+      struct V { std::string name; bool sum; std::function<void()> f; };
+      std::vector<V> vs;
+      vs.push_back({"redux", true, [&] {
+                      redux_cuda_sum(REDUX_FULL, x, y, b.ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
+                                     REDUX_F32, 0, st);
+                    }});
+      vs.push_back({"probe grid b256 u4 cs", false, [&] {
+                      read_grid<256, 4, H_CS><<<fill(read_grid<256, 4, H_CS>, 256), 256, 0, st>>>(x4, n4, sink);
+                    }});
+#define OCC_READ(BL, L, H, OCC)                                                                          \
+  {                                                                                                      \
+    int got = 0;                                                                                         \
+    const size_t sm = occ_smem(read_fixed<BL, L, H>, BL, OCC, &got);                                     \
+    char nm[64];                                                                                         \
+    snprintf(nm, sizeof nm, "read b%d l%d %s occ%d", BL, L, H == H_CS ? "cs" : "def", got);             \
+    vs.push_back({nm, false, [&, sm] {                                                                   \
+                    read_fixed<BL, L, H><<<(unsigned)ceil_div(n4, (int64_t)BL * L), BL, sm, st>>>(x4, n4, sink); \
+                  }});                                                                                   \
+  }
+      OCC_READ(1024, 2, H_CS, 0)
+      OCC_READ(1024, 2, H_DEF, 0)
+      OCC_READ(1024, 1, H_CS, 0)
+      OCC_READ(1024, 2, H_CS, 1)
+      OCC_READ(512, 2, H_CS, 0)
+      OCC_READ(256, 2, H_CS, 0)
+      OCC_READ(256, 4, H_CS, 0)
+      OCC_READ(256, 8, H_CS, 2)
+      OCC_READ(256, 8, H_CS, 3)
+      OCC_READ(256, 8, H_CS, 4)
+      OCC_READ(256, 4, H_CS, 4)
+      OCC_READ(256, 4, H_CS, 6)
+#undef OCC_READ
+#define OCC_SUM(FIN, U, OCC)                                                                              \
+  {                                                                                                      \
+    int got = 0;                                                                                         \
+    const size_t sm = occ_smem(fixed_sum<8, FIN, U>, 256, OCC, &got);                                    \
+    char nm[64];                                                                                         \
+    snprintf(nm, sizeof nm, "fixed t8 %s u%d occ%d", FIN == 0 ? "ticket" : "polled", U, got);           \
+    vs.push_back({nm, true, [&, sm] {                                                                    \
+                    const int64_t chunks = ceil_div(n, (int64_t)8 * 1024);                              \
+                    fixed_sum<8, FIN, U><<<(unsigned)chunks, 256, sm, st>>>(x, y, n, chunks, cnt, parts, slots);   \
+                  }});                                                                                   \
+  }
+      OCC_SUM(0, 8, 0)
+      OCC_SUM(0, 8, 2)
+      OCC_SUM(0, 8, 3)
+      OCC_SUM(0, 8, 4)
+      OCC_SUM(0, 4, 0)
+      OCC_SUM(0, 4, 4)
+      OCC_SUM(0, 4, 6)
+      OCC_SUM(0, 2, 0)
+      OCC_SUM(1, 8, 2)
+      OCC_SUM(1, 8, 3)
+#undef OCC_SUM
+      for (auto &v : vs) {
+        auto t = T.time(v.f);
+        char tail[64] = "";
+        if (v.sum) {
+          float out = 0;
+          CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
+          snprintf(tail, sizeof tail, "  %s", out == (float)ref ? "= ref" : "!= REF");
+        }
+        printf("occ r%d n=%-10lld %-28s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round, (long long)n,
+               v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, tail);
+      }
+    }
+  }
+  CK(cudaFree(cnt));
+  CK(cudaFree(parts));
+  CK(cudaFree(slots));
+}
+
+void section_persist(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y, *sink = b.sink;
+  unsigned int *persist = b.persist;
+  printf("== persistent window blocks over 8-tile chunks; reads by block size and residency\n");
+  const int64_t sizes[] = {1638400, 6553600, 26214400, 52428800};
+  std::vector<float> h((size_t)52428800);
+  CK(cudaMemcpy(h.data(), x, h.size() * 4, cudaMemcpyDeviceToHost));
+  unsigned int *cnt;
+  CK(cudaMalloc(&cnt, 65536 * 4));
+  CK(cudaMemset(cnt, 0, 65536 * 4));
+  double *parts;
+  CK(cudaMalloc(&parts, (size_t)1 << 22));
+  int dev = 0, sms = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  const int rounds = getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : 2;
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      double ref = 0;
+      for (int64_t i = 0; i < n; ++i) ref += h[(size_t)i];
+      const int64_t n4 = n / 4;
+      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      redux_shape s{1, n, 1};
+      const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
+      struct V { std::string name; bool sum; std::function<void()> f; };
+      std::vector<V> vs;
+      vs.push_back({"redux", true, [&] {
+                      redux_cuda_sum(REDUX_FULL, x, y, b.ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
+                                     REDUX_F32, 0, st);
+                    }});
+#define P_READ(BL, L, OCC)                                                                               \
+  {                                                                                                      \
+    int got = 0;                                                                                         \
+    const size_t sm = occ_smem(read_fixed<BL, L, H_CS>, BL, OCC, &got);                                  \
+    char nm[64];                                                                                         \
+    snprintf(nm, sizeof nm, "read b%d l%d occ%d", BL, L, got);                                          \
+    vs.push_back({nm, false, [&, sm] {                                                                   \
+                    read_fixed<BL, L, H_CS><<<(unsigned)ceil_div(n4, (int64_t)BL * L), BL, sm, st>>>(x4, n4, sink); \
+                  }});                                                                                   \
+  }
+      P_READ(1024, 1, 0)
+      P_READ(1024, 1, 1)
+      P_READ(512, 1, 0)
+      P_READ(512, 1, 3)
+      P_READ(256, 1, 0)
+      P_READ(256, 2, 4)
+#undef P_READ
+#define P_SUM(MODE, OCC)                                                                                  \
+  {                                                                                                      \
+    int got = 0;                                                                                         \
+    const size_t sm = occ_smem(persist_sum<MODE>, 256, OCC, &got);                                       \
+    char nm[64];                                                                                         \
+    snprintf(nm, sizeof nm, "persist mode%d occ%d", MODE, got);                                         \
+    const int64_t chunks = n / 8192;                                                                     \
+    const int g = (int)std::min<int64_t>(chunks, (int64_t)sms * got);                                    \
+    vs.push_back({nm, true, [&, sm, g, chunks] {                                                         \
+                    persist_sum<MODE><<<g, 256, sm, st>>>(x, y, n, chunks, cnt, parts);                  \
+                  }});                                                                                   \
+  }
+      P_SUM(0, 2) P_SUM(0, 3) P_SUM(0, 4)
+      P_SUM(1, 1) P_SUM(1, 2) P_SUM(1, 3)
+      P_SUM(2, 1) P_SUM(2, 2) P_SUM(2, 3)
+#undef P_SUM
+      for (auto &v : vs) {
+        auto t = T.time(v.f);
+        char tail[64] = "";
+        if (v.sum) {
+          float out = 0;
+          CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
+          snprintf(tail, sizeof tail, "  %s", out == (float)ref ? "= ref" : "!= REF");
+        }
+        printf("persist r%d n=%-10lld %-24s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round, (long long)n,
+               v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, tail);
+      }
+    }
+  }
+  CK(cudaFree(cnt));
+  CK(cudaFree(parts));
+}
+
+void section_small(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y, *sink = b.sink;
+  unsigned int *persist = b.persist;
+  printf("== small fixed chunks, one block each, ticket per block\n");
+  const int64_t sizes[] = {1638400, 6553600, 26214400, 52428800};
+  std::vector<float> h((size_t)52428800);
+  CK(cudaMemcpy(h.data(), x, h.size() * 4, cudaMemcpyDeviceToHost));
+  unsigned int *cnt;
+  CK(cudaMalloc(&cnt, 64));
+  CK(cudaMemset(cnt, 0, 64));
+  double *parts;
+  CK(cudaMalloc(&parts, (size_t)1 << 22));
+  const int rounds = getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : 2;
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      double ref = 0;
+      for (int64_t i = 0; i < n; ++i) ref += h[(size_t)i];
+      const int64_t n4 = n / 4;
+      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      redux_shape s{1, n, 1};
+      const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
+      struct V { std::string name; bool sum; std::function<void()> f; };
+      std::vector<V> vs;
+      vs.push_back({"redux", true, [&] {
+                      redux_cuda_sum(REDUX_FULL, x, y, b.ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
+                                     REDUX_F32, 0, st);
+                    }});
+      {
+        int got = 0;
+        const size_t sm = occ_smem(read_fixed<1024, 1, H_CS>, 1024, 0, &got);
+        vs.push_back({"read b1024 l1", false, [&, sm] {
+                        read_fixed<1024, 1, H_CS><<<(unsigned)ceil_div(n4, (int64_t)1024), 1024, sm, st>>>(x4, n4, sink);
+                      }});
+      }
+#define S_SUM(BL, L, F, OCC)                                                                              \
+  {                                                                                                      \
+    int got = 0;                                                                                         \
+    const size_t sm = occ_smem(small_sum<BL, L, F>, BL, OCC, &got);                                      \
+    char nm[64];                                                                                         \
+    snprintf(nm, sizeof nm, "small b%d l%d f%d occ%d", BL, L, F, got);                                  \
+    const int64_t chunks = n4 / (BL * L);                                                                \
+    vs.push_back({nm, true, [&, sm, chunks] {                                                            \
+                    small_sum<BL, L, F><<<(unsigned)chunks, BL, sm, st>>>(x, y, chunks, cnt, parts);     \
+                  }});                                                                                   \
+  }
+      S_SUM(1024, 1, 0, 2) S_SUM(1024, 1, 1, 2)
+      S_SUM(1024, 2, 0, 2) S_SUM(1024, 2, 1, 2)
+      S_SUM(1024, 4, 1, 2)
+      S_SUM(512, 2, 1, 4) S_SUM(512, 2, 1, 3)
+      S_SUM(256, 4, 0, 4) S_SUM(256, 4, 1, 4) S_SUM(256, 4, 1, 6)
+      S_SUM(256, 2, 1, 4) S_SUM(256, 2, 1, 8)
+      S_SUM(256, 8, 1, 3) S_SUM(256, 8, 1, 2)
+#undef S_SUM
+      int sms = 0;
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+#define D_SUM(L, PF, OCC)                                                                                 \
+  {                                                                                                      \
+    int got = 0;                                                                                         \
+    const size_t sm = occ_smem(dyn_sum<L, PF>, 256, OCC, &got);                                          \
+    char nm[64];                                                                                         \
+    snprintf(nm, sizeof nm, "dyn l%d pf%d occ%d", L, PF ? 1 : 0, got);                                  \
+    const int64_t chunks = n4 / (256 * L);                                                               \
+    const int g = (int)std::min<int64_t>(chunks, (int64_t)sms * got);                                    \
+    vs.push_back({nm, true, [&, sm, chunks, g] {                                                         \
+                    dyn_sum<L, PF><<<g, 256, sm, st>>>(x, y, chunks, cnt, parts);                        \
+                  }});                                                                                   \
+  }
+      D_SUM(8, true, 2) D_SUM(8, false, 2) D_SUM(8, false, 3) D_SUM(8, false, 4)
+      D_SUM(4, true, 2) D_SUM(4, true, 3) D_SUM(4, true, 4) D_SUM(4, false, 4) D_SUM(4, false, 6)
+      D_SUM(2, true, 4) D_SUM(2, true, 6)
+#undef D_SUM
+      for (auto &v : vs) {
+        auto t = T.time(v.f);
+        char tail[64] = "";
+        if (v.sum) {
+          float out = 0;
+          CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
+          snprintf(tail, sizeof tail, "  %s", out == (float)ref ? "= ref" : "!= REF");
+        }
+        printf("small r%d n=%-10lld %-24s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round, (long long)n,
+               v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, tail);
+      }
+    }
+  }
+  CK(cudaFree(cnt));
+  CK(cudaFree(parts));
+}
 }  // namespace
 
 int main() {
@@ -873,6 +1523,7 @@ int main() {
   const struct { const char *name; void (*run)(Bench &); } all[] = {
       {"read", section_read},     {"parts", section_parts}, {"trace", section_trace}, {"launch", section_launch},
       {"sum", section_sum},       {"cols", section_cols},   {"rows", section_rows},
+      {"fixed", section_fixed}, {"occ", section_occ}, {"persist", section_persist}, {"small", section_small},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
