@@ -10,37 +10,43 @@
 
 namespace redux {
 
-/* The three constants below were chosen together by sweeps of the full
- * family on the H200 (bench/sweep.sh full; bench/results/h200/): 8 tiles in
- * flight per thread, about 512 chunks (about one per resident block, so
- * each block streams one long run instead of draining its loads at a block
- * reduce between chunks) and registers for 4 blocks per SM were the fastest
- * combination at every competition size.
- * kUnroll and kChunksTarget are part of the reduction tree (which elements a
- * chunk and a thread add): the same on every GPU; other values give other
- * bits. kChunksMinBlocks changes no bits. */
-/* Tiles in flight per thread, and the fewest tiles a chunk gets. */
+/* kUnroll and the chunk targets are part of the reduction tree (which
+ * elements a chunk and a thread add): the same on every GPU; other values
+ * give other bits. kChunksMinBlocks changes no bits. */
+/* Tiles in flight per thread, and the fewest tiles a full sum's chunk gets
+ * (8 tiles: 32 KB, each thread's 8 loads all in flight at once). */
 constexpr int kUnroll = 8;
-/* Work items (row, chunk) a problem is cut into, about. */
-constexpr int64_t kChunksTarget = 512;
+/* Chunks a full sum is cut into, at most. Full sums are launched one block
+ * per chunk (launch_chunks), and the smallest chunks read fastest that way:
+ * the hardware hands out chunks in index order, so the blocks at work read
+ * one narrow window, and a block that ends early takes the next chunk.
+ * Measured at 52.4M fp32 (bench/variants.cu, sections fixed and small;
+ * bench/results/{h100,h200}/fixed.txt): 8-tile chunks one block each
+ * 78.1 us on the H100 and 59.2 us on the H200 against 82.8 and 62.1 for
+ * ~400 chunks on a persistent grid (the previous plan, kChunksTarget 512).
+ * The cap keeps the last block's combine (one fp64 partial a chunk) short
+ * on the largest inputs: up to 1 GiB of fp32 the chunks stay at 8 tiles. */
+constexpr int64_t kChunksTarget = 32768;
 /* Blocks per SM the compiler must leave registers for. */
 constexpr int kChunksMinBlocks = 4;
 /* The fewest tiles a chunk of a rows problem gets (128 tiles: 512 KB of
- * fp32). A rows problem's chunking must not depend on how many rows there
- * are (batch invariance), so it cannot adapt the chunk count to fill the
- * GPU as the full sum does; chunks this large keep the per-chunk finish
- * (tree, fence, ticket: ~1 us a chunk on the H200) small against the read
- * when many long rows come together: 8-tile chunks made (64, 2097152) fp32
- * 1.25x torch.sum, against 0.96x with the outer-dependent cut. Part of the
- * rows family's reduction tree. */
+ * fp32), and the chunk count a row's cut aims at. A rows problem's chunking
+ * must not depend on how many rows there are (batch invariance), so it
+ * cannot adapt the chunk count to fill the GPU as the full sum does; chunks
+ * this large keep the per-chunk finish (tree, fence, ticket: ~1 us a chunk
+ * on the H200) small against the read when many long rows come together:
+ * 8-tile chunks made (64, 2097152) fp32 1.25x torch.sum, against 0.96x with
+ * the outer-dependent cut. Part of the rows family's reduction tree. */
 constexpr int64_t kRowsChunkTiles = 128;
+constexpr int64_t kRowsChunksTarget = 512;
 
 /* The polled finish (finish.cuh) for single rows whose input is at most
- * this many bytes; larger inputs keep the ticket. Measured on the H200: the
- * polled finish was 0.6-0.9 us faster from 6.5 to 52 MB, level at 105 MB and
- * 0.5 us slower at 210 MB (its one waiting block polls longer than a ticket
- * takes there). Picks the finish only: both combine the same partials in
- * the same order. */
+ * this many bytes; larger inputs keep the ticket. Measured with 8-tile
+ * chunks a block each: the polled finish was 0.4-1.1 us faster up to 52 MB
+ * on the H100 and the H200, level at 105 MB, and at 210 MB 1.9 us slower on
+ * the H100 (its one waiting block polls 6400 slots) and 0.4 us faster on the
+ * H200. Picks the finish only: both combine the same partials in the same
+ * order. */
 constexpr int64_t kPollMaxBytes = (int64_t)64 << 20;
 
 struct chunks_plan {
@@ -66,13 +72,14 @@ inline chunks_plan plan_chunks(redux_shape s, redux_dtype in, redux_family famil
   chunks_plan p;
   p.tiles = ceil_div(s.n, tile);
   /* Tiles per chunk: a power of two, enough that one row's chunks stay
-   * at most kChunksTarget, and at least kUnroll (full) or kRowsChunkTiles
+   * at most the family's target, and at least kUnroll (full) or kRowsChunkTiles
    * (rows). A function of the row alone (never of outer), so a row's bits
    * do not depend on how many rows share the call: sums over trailing dims
    * are batch-invariant. A power of two so that even shards of power-of-two
    * and competition sizes start on a chunk (redux.distributed). */
   const int64_t least = family == REDUX_ROWS ? kRowsChunkTiles : kUnroll;
-  p.per_chunk = pow2_at_least(ceil_div(p.tiles, kChunksTarget));
+  const int64_t target = family == REDUX_ROWS ? kRowsChunksTarget : kChunksTarget;
+  p.per_chunk = pow2_at_least(ceil_div(p.tiles, target));
   if (p.per_chunk < least) p.per_chunk = least;
   p.chunks = ceil_div(p.tiles, p.per_chunk);
   p.items = s.outer * p.chunks;

@@ -88,6 +88,16 @@ int grid_for(K kernel, int64_t items, int forced, size_t smem = 0) {
   return (int)(g < 1 ? 1 : g);
 }
 
+/* One block per work item (at most 2^31 - 1), for kernels whose blocks
+ * loop grid-stride over items: the hardware then deals items to SMs in
+ * index order as blocks end, instead of fixing each block's share. Never
+ * changes the result. */
+inline int grid_per_item(int64_t items, int forced) {
+  if (forced > 0) return forced;
+  const int64_t most = 0x7fffffff;
+  return (int)(items < 1 ? 1 : items > most ? most : items);
+}
+
 }  // namespace redux
 
 #endif /* REDUX_CUDA_GRID_CUH */

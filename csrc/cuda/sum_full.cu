@@ -5,7 +5,8 @@
  *                       loads) and runs of per_chunk tiles make its chunks:
  *                       chunk c holds tiles [c * per_chunk, (c + 1) *
  *                       per_chunk) (shape-only). A work item is one (row,
- *                       chunk); blocks grid-stride over work items. Thread t
+ *                       chunk); blocks grid-stride over work items (a full
+ *                       sum launches a block per chunk). Thread t
  *                       adds vector t of each of its chunk's tiles in tile
  *                       order, kUnroll tiles in flight (lane_sum_tiles), and
  *                       the block reduces (warp shuffle, then warps in
@@ -56,20 +57,24 @@ __device__ __forceinline__ void combine_row(const typename P::acc_t *partials, i
   if (threadIdx.x == 0) *y = P::finish(r);
 }
 
-template <typename In, typename Out, bool ALIGNED, bool STREAM>
+/* How a launch of sum_chunks_kernel finishes (chosen by the plan; a
+ * template argument so each kernel carries only its own finish: the full
+ * sum's kernel with all three finishes in it spilled and ran 4% slower). */
+enum chunks_finish { kFinishRows, kFinishTicket, kFinishPolled };
+
+template <typename In, typename Out, bool ALIGNED, bool STREAM, int FINISH>
 __global__ void __launch_bounds__(kBlock, kChunksMinBlocks)
 sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, int64_t n, int64_t chunks,
-                  int64_t chunk_len, unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials, bool polled) {
+                  int64_t chunk_len, unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials) {
   using P = sum_policy<In, Out>;
   using acc_t = typename P::acc_t;
   constexpr int VEC = vec_of<In>::value;
   __shared__ acc_t scratch[kBlock / 32];
   const int tid = threadIdx.x;
   const int64_t items = outer * chunks;
-  unsigned long long *slots = reinterpret_cast<unsigned long long *>(counters);
 
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int64_t row = item / chunks;
+    const int64_t row = FINISH == kFinishRows ? item / chunks : 0;
     const int64_t c = item - row * chunks;
     acc_t acc = lane_sum_tiles<P, VEC, kUnroll, ALIGNED, STREAM>(x + row * n + chunk_begin(c, chunk_len),
                                                                  chunk_count(c, chunk_len, n), 0, 1, tid,
@@ -79,29 +84,37 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, 
       if (tid == 0) y[row] = P::finish(acc);
       continue;
     }
-    if constexpr (pollable<acc_t>::value) {
-      if (polled) {
-        if (tid == 0) publish_slot(slots, item, acc);
-        continue; /* the grid's last block combines, below */
-      }
+    if constexpr (FINISH == kFinishPolled) {
+      if (tid == 0) publish_slot(reinterpret_cast<unsigned long long *>(counters), item, acc);
+      continue; /* the grid's last block combines, below */
     }
     if (tid == 0) partials[item] = acc;
-    if (outer == 1) continue; /* one ticket per block, below */
-    if (last_block_ticket(counters, row, (unsigned int)chunks))
-      combine_row<P, Out>(partials + row * chunks, chunks, scratch, y + row);
-  }
-  if (outer != 1 || chunks == 1) return;
-  if constexpr (pollable<acc_t>::value) {
-    if (polled) {
-      if (blockIdx.x != gridDim.x - 1) return;
-      /* Fewer dd slots in flight (16 bytes each): fewer registers. */
-      acc_t r = combine_polled<P, (sizeof(acc_t) > 8 ? 2 : 8)>(P::zero(), slots, tid, chunks, kBlock);
-      r = block_reduce_sum<P, kBlock>(r, scratch);
-      if (tid == 0) *y = P::finish(r);
-      return;
+    if constexpr (FINISH == kFinishRows) {
+      if (last_block_ticket(counters, row, (unsigned int)chunks))
+        combine_row<P, Out>(partials + row * chunks, chunks, scratch, y + row);
     }
   }
+  if (FINISH == kFinishRows || chunks == 1) return;
+  if constexpr (FINISH == kFinishPolled) {
+    if (blockIdx.x != gridDim.x - 1) return;
+    /* Fewer dd slots in flight (16 bytes each): fewer registers. */
+    acc_t r = combine_polled<P, (sizeof(acc_t) > 8 ? 2 : 8)>(P::zero(), reinterpret_cast<unsigned long long *>(counters),
+                                                             tid, chunks, kBlock);
+    r = block_reduce_sum<P, kBlock>(r, scratch);
+    if (tid == 0) *y = P::finish(r);
+    return;
+  }
+  /* kFinishTicket: one ticket per block after all its chunks. */
   if (last_block_ticket(counters, 0, gridDim.x)) combine_row<P, Out>(partials, chunks, scratch, y);
+}
+
+/* The kernel for (alignment, cache hint, finish). */
+template <typename In, typename Out, int FINISH>
+auto chunks_kernel_for(bool aligned, bool evict_first) {
+  return aligned ? (evict_first ? sum_chunks_kernel<In, Out, true, true, FINISH>
+                                : sum_chunks_kernel<In, Out, true, false, FINISH>)
+                 : (evict_first ? sum_chunks_kernel<In, Out, false, true, FINISH>
+                                : sum_chunks_kernel<In, Out, false, false, FINISH>);
 }
 
 struct launch_chunks_fn {
@@ -128,11 +141,27 @@ struct launch_chunks_fn {
     const bool aligned =
         ((uintptr_t)x % 16 == 0) && (s.outer == 1 || (s.n * (int64_t)sizeof(In)) % 16 == 0);
     const bool evict_first = stream_hint(s.outer * s.n * (int64_t)sizeof(In));
-    auto kernel = aligned ? (evict_first ? sum_chunks_kernel<In, Out, true, true> : sum_chunks_kernel<In, Out, true, false>)
-                          : (evict_first ? sum_chunks_kernel<In, Out, false, true> : sum_chunks_kernel<In, Out, false, false>);
-    const int g = grid_for(kernel, p.items, grid);
-    kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.outer, s.n, p.chunks,
-                                     p.per_chunk * kBlock * vec_of<In>::value, counters, partials, p.polled);
+    const int64_t chunk_len = p.per_chunk * kBlock * vec_of<In>::value;
+    const In *xin = static_cast<const In *>(x);
+    Out *yout = static_cast<Out *>(y);
+    if (s.outer != 1) {
+      /* Rows: blocks that fit at once, each taking chunks grid-stride. */
+      auto kernel = chunks_kernel_for<In, Out, kFinishRows>(aligned, evict_first);
+      kernel<<<grid_for(kernel, p.items, grid), kBlock, 0, stream>>>(xin, yout, s.outer, s.n, p.chunks, chunk_len,
+                                                                      counters, partials);
+      return launch_status();
+    }
+    /* One row: a block per chunk (kChunksTarget says why). */
+    const int g = grid_per_item(p.items, grid);
+    if constexpr (pollable<acc_t>::value) {
+      if (p.polled) {
+        chunks_kernel_for<In, Out, kFinishPolled>(aligned, evict_first)<<<g, kBlock, 0, stream>>>(
+            xin, yout, s.outer, s.n, p.chunks, chunk_len, counters, partials);
+        return launch_status();
+      }
+    }
+    chunks_kernel_for<In, Out, kFinishTicket>(aligned, evict_first)<<<g, kBlock, 0, stream>>>(
+        xin, yout, s.outer, s.n, p.chunks, chunk_len, counters, partials);
     return launch_status();
   }
 };
