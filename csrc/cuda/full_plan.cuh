@@ -16,21 +16,22 @@ namespace redux {
 /* Tiles in flight per thread, and the fewest tiles a full sum's chunk gets
  * (8 tiles: 32 KB, each thread's 8 loads all in flight at once). */
 constexpr int kUnroll = 8;
-/* Chunks a full sum is cut into, at most. Full sums are launched one block
- * per chunk (launch_chunks), and the smallest chunks read fastest that way:
- * the hardware hands out chunks in index order, so the blocks at work read
- * one narrow window, and a block that ends early takes the next chunk.
- * Measured at 52.4M fp32 (bench/variants.cu, sections fixed and small;
- * bench/results/{h100,h200}/fixed.txt): 8-tile chunks one block each
- * 78.1 us on the H100 and 59.2 us on the H200 against 82.8 and 62.1 for
- * ~400 chunks on a persistent grid (the previous plan, kChunksTarget 512).
- * The cap keeps the last block's combine (one fp64 partial a chunk) short
- * on the largest inputs: up to 1 GiB of fp32 the chunks stay at 8 tiles. */
-constexpr int64_t kChunksTarget = 32768;
+/* How a full sum is cut and scheduled, by input size. Inputs up to
+ * kStreamMaxBytes (common.cuh: the ones read with evict-first loads) are cut
+ * into chunks of kUnroll tiles and launched one block per chunk: the
+ * hardware hands chunks out in index order, so the blocks at work read one
+ * narrow window, and a block that ends early takes the next chunk. Larger
+ * inputs are cut into at most kChunksTarget chunks that stream on blocks
+ * that fit at once. Measured (bench/variants.cu sections fixed and small,
+ * bench/results/{h100,h200}/): at 52.4M fp32 the small chunks took 78.1 us
+ * on the H100 and 59.2 on the H200 against 82.8 and 62.1 for ~400 chunks on
+ * resident blocks; at 1 GiB they lost on the H200 (272-281 us against 248)
+ * and tied on the H100 (358-360 against 364). */
+constexpr int64_t kChunksTarget = 512;
 /* Blocks per SM the compiler must leave registers for. */
 constexpr int kChunksMinBlocks = 4;
 /* The fewest tiles a chunk of a rows problem gets (128 tiles: 512 KB of
- * fp32), and the chunk count a row's cut aims at. A rows problem's chunking
+ * fp32). A rows problem's chunking
  * must not depend on how many rows there are (batch invariance), so it
  * cannot adapt the chunk count to fill the GPU as the full sum does; chunks
  * this large keep the per-chunk finish (tree, fence, ticket: ~1 us a chunk
@@ -38,7 +39,6 @@ constexpr int kChunksMinBlocks = 4;
  * 8-tile chunks made (64, 2097152) fp32 1.25x torch.sum, against 0.96x with
  * the outer-dependent cut. Part of the rows family's reduction tree. */
 constexpr int64_t kRowsChunkTiles = 128;
-constexpr int64_t kRowsChunksTarget = 512;
 
 /* The polled finish (finish.cuh) for single rows whose input is at most
  * this many bytes; larger inputs keep the ticket. Measured with 8-tile
@@ -56,6 +56,7 @@ struct chunks_plan {
   int64_t chunks;    /* chunks per row */
   int64_t items;     /* (row, chunk) work items */
   bool polled;       /* one row, several chunks: the polled finish */
+  bool small_chunks; /* a full sum in kUnroll-tile chunks, a block each */
 };
 
 /* The smallest power of two >= v (v >= 1). */
@@ -71,15 +72,16 @@ inline chunks_plan plan_chunks(redux_shape s, redux_dtype in, redux_family famil
   const int64_t tile = (int64_t)kBlock * (16 / redux_dtype_size(in));
   chunks_plan p;
   p.tiles = ceil_div(s.n, tile);
-  /* Tiles per chunk: a power of two, enough that one row's chunks stay
-   * at most the family's target, and at least kUnroll (full) or kRowsChunkTiles
-   * (rows). A function of the row alone (never of outer), so a row's bits
+  /* Tiles per chunk: kUnroll for a full sum of a streamed input
+   * (kChunksTarget says why); else a power of two, enough that one row's
+   * chunks stay at most kChunksTarget, and at least kUnroll (full) or
+   * kRowsChunkTiles (rows). A function of the row alone (never of outer), so a row's bits
    * do not depend on how many rows share the call: sums over trailing dims
    * are batch-invariant. A power of two so that even shards of power-of-two
    * and competition sizes start on a chunk (redux.distributed). */
   const int64_t least = family == REDUX_ROWS ? kRowsChunkTiles : kUnroll;
-  const int64_t target = family == REDUX_ROWS ? kRowsChunksTarget : kChunksTarget;
-  p.per_chunk = pow2_at_least(ceil_div(p.tiles, target));
+  p.small_chunks = family != REDUX_ROWS && stream_hint(s.n * redux_dtype_size(in));
+  p.per_chunk = p.small_chunks ? least : pow2_at_least(ceil_div(p.tiles, kChunksTarget));
   if (p.per_chunk < least) p.per_chunk = least;
   p.chunks = ceil_div(p.tiles, p.per_chunk);
   p.items = s.outer * p.chunks;

@@ -151,17 +151,19 @@ struct launch_chunks_fn {
                                                                       counters, partials);
       return launch_status();
     }
-    /* One row: a block per chunk (kChunksTarget says why). */
-    const int g = grid_per_item(p.items, grid);
+    /* One row: small chunks a block each, larger ones on blocks that fit
+     * at once (kChunksTarget says why). */
     if constexpr (pollable<acc_t>::value) {
       if (p.polled) {
-        chunks_kernel_for<In, Out, kFinishPolled>(aligned, evict_first)<<<g, kBlock, 0, stream>>>(
-            xin, yout, s.outer, s.n, p.chunks, chunk_len, counters, partials);
+        auto kernel = chunks_kernel_for<In, Out, kFinishPolled>(aligned, evict_first);
+        const int g = p.small_chunks ? grid_per_item(p.items, grid) : grid_for(kernel, p.items, grid);
+        kernel<<<g, kBlock, 0, stream>>>(xin, yout, s.outer, s.n, p.chunks, chunk_len, counters, partials);
         return launch_status();
       }
     }
-    chunks_kernel_for<In, Out, kFinishTicket>(aligned, evict_first)<<<g, kBlock, 0, stream>>>(
-        xin, yout, s.outer, s.n, p.chunks, chunk_len, counters, partials);
+    auto kernel = chunks_kernel_for<In, Out, kFinishTicket>(aligned, evict_first);
+    const int g = p.small_chunks ? grid_per_item(p.items, grid) : grid_for(kernel, p.items, grid);
+    kernel<<<g, kBlock, 0, stream>>>(xin, yout, s.outer, s.n, p.chunks, chunk_len, counters, partials);
     return launch_status();
   }
 };
