@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -34,6 +34,13 @@
  *            public fixed-chunk entry's schedule, redux's fp64 arithmetic)
  *            with three finishes, fixed-size pure reads, the probe and the
  *            product, all sizes, FIXED_ROUNDS rounds (default 3).
+ *   occ      blocks per SM (capped with dynamic shared memory) and loads in
+ *            flight, for fixed-piece reads and the fixed-chunk sum.
+ *   persist  8-tile chunks on resident blocks in window order, with the
+ *            next chunk's loads issued before the tree, and with the
+ *            cross-warp tree deferred.
+ *   small    pieces of 8-64 KB a block (256-1024 threads, 1-8 loads), and
+ *            resident blocks taking chunks from a counter (dynamic).
  *   trace    the product's two finishes and eight candidates with
  *            %globaltimer stamps: when each block's loads returned, when the
  *            finishing block saw every partial, its tree and its store,
