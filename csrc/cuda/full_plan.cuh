@@ -31,13 +31,13 @@ constexpr int64_t kChunksTarget = 512;
 /* Blocks per SM the compiler must leave registers for. */
 constexpr int kChunksMinBlocks = 4;
 /* The fewest tiles a chunk of a rows problem gets (128 tiles: 512 KB of
- * fp32). A rows problem's chunking
- * must not depend on how many rows there are (batch invariance), so it
- * cannot adapt the chunk count to fill the GPU as the full sum does; chunks
- * this large keep the per-chunk finish (tree, fence, ticket: ~1 us a chunk
- * on the H200) small against the read when many long rows come together:
- * 8-tile chunks made (64, 2097152) fp32 1.25x torch.sum, against 0.96x with
- * the outer-dependent cut. Part of the rows family's reduction tree. */
+ * fp32). A rows problem's chunking must not depend on how many rows there
+ * are (batch invariance), so it cannot adapt the chunk count to fill the
+ * GPU as the full sum does; chunks this large keep the per-chunk finish
+ * (tree, fence, ticket: ~1 us a chunk on the H200) small against the read
+ * when many long rows come together: 8-tile chunks made (64, 2097152) fp32
+ * 1.25x torch.sum, against 0.96x with the outer-dependent cut. Part of the
+ * rows family's reduction tree. */
 constexpr int64_t kRowsChunkTiles = 128;
 
 /* The polled finish (finish.cuh) for single rows whose input is at most
@@ -75,10 +75,11 @@ inline chunks_plan plan_chunks(redux_shape s, redux_dtype in, redux_family famil
   /* Tiles per chunk: kUnroll for a full sum of a streamed input
    * (kChunksTarget says why); else a power of two, enough that one row's
    * chunks stay at most kChunksTarget, and at least kUnroll (full) or
-   * kRowsChunkTiles (rows). A function of the row alone (never of outer), so a row's bits
-   * do not depend on how many rows share the call: sums over trailing dims
-   * are batch-invariant. A power of two so that even shards of power-of-two
-   * and competition sizes start on a chunk (redux.distributed). */
+   * kRowsChunkTiles (rows). A function of the row alone (never of outer),
+   * so a row's bits do not depend on how many rows share the call: sums
+   * over trailing dims are batch-invariant. A power of two so that even
+   * shards of power-of-two and competition sizes start on a chunk
+   * (redux.distributed). */
   const int64_t least = family == REDUX_ROWS ? kRowsChunkTiles : kUnroll;
   p.small_chunks = family != REDUX_ROWS && stream_hint(s.n * redux_dtype_size(in));
   p.per_chunk = p.small_chunks ? least : pow2_at_least(ceil_div(p.tiles, kChunksTarget));

@@ -58,8 +58,9 @@ __device__ __forceinline__ void combine_row(const typename P::acc_t *partials, i
 }
 
 /* How a launch of sum_chunks_kernel finishes (chosen by the plan; a
- * template argument so each kernel carries only its own finish: the full
- * sum's kernel with all three finishes in it spilled and ran 4% slower). */
+ * template argument so each kernel carries only its own finish: with all
+ * three in one kernel the full sum spilled and ran 2% slower, 81.3 against
+ * 79.6 us at 52.4M fp32 on the H100). */
 enum chunks_finish { kFinishRows, kFinishTicket, kFinishPolled };
 
 template <typename In, typename Out, bool ALIGNED, bool STREAM, int FINISH>
