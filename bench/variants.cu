@@ -1133,6 +1133,37 @@ void section_rows(Bench &b) {
 }
 
 
+/* What the sections fixed, occ, persist and small time: named launches,
+ * sums among them checked against the fp64 reference rounded to fp32. */
+struct Timed {
+  std::string name;
+  bool sum;
+  std::function<void()> f;
+};
+
+/* fp64 sum of h[0, n): the reference of a prefix of the input. */
+double prefix_sum(const std::vector<float> &h, int64_t n) {
+  double ref = 0;
+  for (int64_t i = 0; i < n; ++i) ref += h[(size_t)i];
+  return ref;
+}
+
+/* Times each launch and prints median, mean, bandwidth and the check. */
+void print_timed(Timer &T, const char *tag, int round, int64_t n, double ref, const float *y,
+                 const std::vector<Timed> &vs) {
+  for (const auto &v : vs) {
+    auto t = T.time(v.f);
+    char tail[64] = "";
+    if (v.sum) {
+      float out = 0;
+      CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
+      snprintf(tail, sizeof tail, "  %s", out == (float)ref ? "= ref" : "!= REF");
+    }
+    printf("%s r%d n=%-10lld %-28s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", tag, round, (long long)n,
+           v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, tail);
+  }
+}
+
 void section_fixed(Bench &b) {
   Timer &T = b.T;
   const cudaStream_t st = b.st;
@@ -1154,14 +1185,12 @@ void section_fixed(Bench &b) {
   const int rounds = getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : 3;
   for (int round = 0; round < rounds; ++round) {
     for (int64_t n : sizes) {
-      double ref = 0;
-      for (int64_t i = 0; i < n; ++i) ref += h[(size_t)i];
+      const double ref = prefix_sum(h, n);
       const int64_t n4 = n / 4;
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
       redux_shape s{1, n, 1};
       const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
-      struct V { std::string name; bool sum; std::function<void()> f; };
-      std::vector<V> vs;
+      std::vector<Timed> vs;
       vs.push_back({"redux", true, [&] {
                       redux_cuda_sum(REDUX_FULL, x, y, b.ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
                                      REDUX_F32, 0, st);
@@ -1198,17 +1227,7 @@ void section_fixed(Bench &b) {
       FIXED_SUM(16, 2, "fixed t16 groups")
       FIXED_SUM(32, 2, "fixed t32 groups")
 #undef FIXED_SUM
-      for (auto &v : vs) {
-        auto t = T.time(v.f);
-        char tail[64] = "";
-        if (v.sum) {
-          float out = 0;
-          CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
-          snprintf(tail, sizeof tail, "  %s", out == (float)ref ? "= ref" : "!= REF");
-        }
-        printf("fixed r%d n=%-10lld %-28s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round, (long long)n,
-               v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, tail);
-      }
+      print_timed(T, "fixed", round, n, ref, y, vs);
     }
   }
   CK(cudaFree(cnt));
@@ -1256,14 +1275,12 @@ void section_occ(Bench &b) {
   const int rounds = getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : 2;
   for (int round = 0; round < rounds; ++round) {
     for (int64_t n : sizes) {
-      double ref = 0;
-      for (int64_t i = 0; i < n; ++i) ref += h[(size_t)i];
+      const double ref = prefix_sum(h, n);
       const int64_t n4 = n / 4;
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
       redux_shape s{1, n, 1};
       const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
-      struct V { std::string name; bool sum; std::function<void()> f; };
-      std::vector<V> vs;
+      std::vector<Timed> vs;
       vs.push_back({"redux", true, [&] {
                       redux_cuda_sum(REDUX_FULL, x, y, b.ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
                                      REDUX_F32, 0, st);
@@ -1316,17 +1333,7 @@ void section_occ(Bench &b) {
       OCC_SUM(1, 8, 2)
       OCC_SUM(1, 8, 3)
 #undef OCC_SUM
-      for (auto &v : vs) {
-        auto t = T.time(v.f);
-        char tail[64] = "";
-        if (v.sum) {
-          float out = 0;
-          CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
-          snprintf(tail, sizeof tail, "  %s", out == (float)ref ? "= ref" : "!= REF");
-        }
-        printf("occ r%d n=%-10lld %-28s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round, (long long)n,
-               v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, tail);
-      }
+      print_timed(T, "occ", round, n, ref, y, vs);
     }
   }
   CK(cudaFree(cnt));
@@ -1354,14 +1361,12 @@ void section_persist(Bench &b) {
   const int rounds = getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : 2;
   for (int round = 0; round < rounds; ++round) {
     for (int64_t n : sizes) {
-      double ref = 0;
-      for (int64_t i = 0; i < n; ++i) ref += h[(size_t)i];
+      const double ref = prefix_sum(h, n);
       const int64_t n4 = n / 4;
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
       redux_shape s{1, n, 1};
       const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
-      struct V { std::string name; bool sum; std::function<void()> f; };
-      std::vector<V> vs;
+      std::vector<Timed> vs;
       vs.push_back({"redux", true, [&] {
                       redux_cuda_sum(REDUX_FULL, x, y, b.ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
                                      REDUX_F32, 0, st);
@@ -1399,17 +1404,7 @@ void section_persist(Bench &b) {
       P_SUM(1, 1) P_SUM(1, 2) P_SUM(1, 3)
       P_SUM(2, 1) P_SUM(2, 2) P_SUM(2, 3)
 #undef P_SUM
-      for (auto &v : vs) {
-        auto t = T.time(v.f);
-        char tail[64] = "";
-        if (v.sum) {
-          float out = 0;
-          CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
-          snprintf(tail, sizeof tail, "  %s", out == (float)ref ? "= ref" : "!= REF");
-        }
-        printf("persist r%d n=%-10lld %-24s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round, (long long)n,
-               v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, tail);
-      }
+      print_timed(T, "persist", round, n, ref, y, vs);
     }
   }
   CK(cudaFree(cnt));
@@ -1433,14 +1428,12 @@ void section_small(Bench &b) {
   const int rounds = getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : 2;
   for (int round = 0; round < rounds; ++round) {
     for (int64_t n : sizes) {
-      double ref = 0;
-      for (int64_t i = 0; i < n; ++i) ref += h[(size_t)i];
+      const double ref = prefix_sum(h, n);
       const int64_t n4 = n / 4;
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
       redux_shape s{1, n, 1};
       const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
-      struct V { std::string name; bool sum; std::function<void()> f; };
-      std::vector<V> vs;
+      std::vector<Timed> vs;
       vs.push_back({"redux", true, [&] {
                       redux_cuda_sum(REDUX_FULL, x, y, b.ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
                                      REDUX_F32, 0, st);
@@ -1489,17 +1482,7 @@ void section_small(Bench &b) {
       D_SUM(4, true, 2) D_SUM(4, true, 3) D_SUM(4, true, 4) D_SUM(4, false, 4) D_SUM(4, false, 6)
       D_SUM(2, true, 4) D_SUM(2, true, 6)
 #undef D_SUM
-      for (auto &v : vs) {
-        auto t = T.time(v.f);
-        char tail[64] = "";
-        if (v.sum) {
-          float out = 0;
-          CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
-          snprintf(tail, sizeof tail, "  %s", out == (float)ref ? "= ref" : "!= REF");
-        }
-        printf("small r%d n=%-10lld %-24s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round, (long long)n,
-               v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, tail);
-      }
+      print_timed(T, "small", round, n, ref, y, vs);
     }
   }
   CK(cudaFree(cnt));
