@@ -1164,40 +1164,76 @@ void print_timed(Timer &T, const char *tag, int round, int64_t n, double ref, co
   }
 }
 
+/* The device scratch of those sections, and a host copy of the input's
+ * first host_n elements for their references. Counters and slots zeroed:
+ * the kernels put them back to zero. */
+struct Scratch {
+  std::vector<float> h;
+  unsigned int *cnt = nullptr;
+  double *parts = nullptr;
+  unsigned long long *slots = nullptr;
+  Scratch(const float *x, int64_t host_n) : h((size_t)host_n) {
+    CK(cudaMemcpy(h.data(), x, h.size() * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMalloc(&cnt, 65536 * 4));
+    CK(cudaMemset(cnt, 0, 65536 * 4));
+    CK(cudaMalloc(&parts, (size_t)1 << 22));
+    CK(cudaMalloc(&slots, (size_t)16 << 20));
+    CK(cudaMemset(slots, 0, (size_t)16 << 20));
+  }
+  Scratch(const Scratch &) = delete;
+  Scratch &operator=(const Scratch &) = delete;
+  ~Scratch() {
+    cudaFree(cnt);
+    cudaFree(parts);
+    cudaFree(slots);
+  }
+};
+
+/* FIXED_ROUNDS, or the section's default. */
+int rounds_or(int dflt) { return getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : dflt; }
+
+/* The product's full sum of x[0, n), and the probe's read of it. */
+Timed product_timed(const Bench &b, int64_t n) {
+  const redux_shape s{1, n, 1};
+  const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
+  const float *x = b.x;
+  float *y = b.y;
+  void *ws = b.ws;
+  unsigned int *persist = b.persist;
+  const cudaStream_t st = b.st;
+  return {"redux", true, [=] {
+            redux_cuda_sum(REDUX_FULL, x, y, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32, REDUX_F32, 0,
+                           st);
+          }};
+}
+Timed probe_timed(const Bench &b, int64_t n) {
+  const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
+  float *sink = b.sink;
+  const cudaStream_t st = b.st;
+  return {"probe grid b256 u4 cs", false, [=] {
+            read_grid<256, 4, H_CS><<<fill(read_grid<256, 4, H_CS>, 256), 256, 0, st>>>(x4, n / 4, sink);
+          }};
+}
+
 void section_fixed(Bench &b) {
   Timer &T = b.T;
   const cudaStream_t st = b.st;
   float *x = b.x, *y = b.y, *sink = b.sink;
-  unsigned int *persist = b.persist;
   printf("== fixed chunks, one block each (non-persistent) vs the product and the probe\n");
   /* fp64 reference of every prefix timed here */
   const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800, (int64_t)1 << 28};
-  std::vector<float> h((size_t)b.nmax);
-  CK(cudaMemcpy(h.data(), x, b.nmax * 4, cudaMemcpyDeviceToHost));
-  unsigned int *cnt;
-  CK(cudaMalloc(&cnt, 65536 * 4));
-  CK(cudaMemset(cnt, 0, 65536 * 4));
-  double *parts;
-  CK(cudaMalloc(&parts, (size_t)1 << 22));
-  unsigned long long *slots;
-  CK(cudaMalloc(&slots, (size_t)16 << 20));
-  CK(cudaMemset(slots, 0, (size_t)16 << 20));
-  const int rounds = getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : 3;
+  const Scratch sc(x, b.nmax);
+  unsigned int *cnt = sc.cnt;
+  double *parts = sc.parts;
+  unsigned long long *slots = sc.slots;
+  const std::vector<float> &h = sc.h;
+  const int rounds = rounds_or(3);
   for (int round = 0; round < rounds; ++round) {
     for (int64_t n : sizes) {
       const double ref = prefix_sum(h, n);
       const int64_t n4 = n / 4;
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
-      redux_shape s{1, n, 1};
-      const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
-      std::vector<Timed> vs;
-      vs.push_back({"redux", true, [&] {
-                      redux_cuda_sum(REDUX_FULL, x, y, b.ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
-                                     REDUX_F32, 0, st);
-                    }});
-      vs.push_back({"probe grid b256 u4 cs", false, [&] {
-                      read_grid<256, 4, H_CS><<<fill(read_grid<256, 4, H_CS>, 256), 256, 0, st>>>(x4, n4, sink);
-                    }});
+      std::vector<Timed> vs{product_timed(b, n), probe_timed(b, n)};
       vs.push_back({"probe grid b256 u4 def", false, [&] {
                       read_grid<256, 4, H_DEF><<<fill(read_grid<256, 4, H_DEF>, 256), 256, 0, st>>>(x4, n4, sink);
                     }});
@@ -1230,9 +1266,6 @@ void section_fixed(Bench &b) {
       print_timed(T, "fixed", round, n, ref, y, vs);
     }
   }
-  CK(cudaFree(cnt));
-  CK(cudaFree(parts));
-  CK(cudaFree(slots));
 }
 
 /* Dynamic shared memory that leaves room for `blocks` blocks of `kernel`
@@ -1259,35 +1292,20 @@ void section_occ(Bench &b) {
   Timer &T = b.T;
   const cudaStream_t st = b.st;
   float *x = b.x, *y = b.y, *sink = b.sink;
-  unsigned int *persist = b.persist;
   printf("== residency: blocks per SM and loads in flight (fixed chunks, non-persistent)\n");
   const int64_t sizes[] = {1638400, 6553600, 26214400, 52428800};
-  std::vector<float> h((size_t)52428800);
-  CK(cudaMemcpy(h.data(), x, h.size() * 4, cudaMemcpyDeviceToHost));
-  unsigned int *cnt;
-  CK(cudaMalloc(&cnt, 65536 * 4));
-  CK(cudaMemset(cnt, 0, 65536 * 4));
-  double *parts;
-  CK(cudaMalloc(&parts, (size_t)1 << 22));
-  unsigned long long *slots;
-  CK(cudaMalloc(&slots, (size_t)1 << 20));
-  CK(cudaMemset(slots, 0, (size_t)1 << 20));
-  const int rounds = getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : 2;
+  const Scratch sc(x, 52428800);
+  unsigned int *cnt = sc.cnt;
+  double *parts = sc.parts;
+  unsigned long long *slots = sc.slots;
+  const std::vector<float> &h = sc.h;
+  const int rounds = rounds_or(2);
   for (int round = 0; round < rounds; ++round) {
     for (int64_t n : sizes) {
       const double ref = prefix_sum(h, n);
       const int64_t n4 = n / 4;
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
-      redux_shape s{1, n, 1};
-      const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
-      std::vector<Timed> vs;
-      vs.push_back({"redux", true, [&] {
-                      redux_cuda_sum(REDUX_FULL, x, y, b.ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
-                                     REDUX_F32, 0, st);
-                    }});
-      vs.push_back({"probe grid b256 u4 cs", false, [&] {
-                      read_grid<256, 4, H_CS><<<fill(read_grid<256, 4, H_CS>, 256), 256, 0, st>>>(x4, n4, sink);
-                    }});
+      std::vector<Timed> vs{product_timed(b, n), probe_timed(b, n)};
 #define OCC_READ(BL, L, H, OCC)                                                                          \
   {                                                                                                      \
     int got = 0;                                                                                         \
@@ -1336,41 +1354,28 @@ void section_occ(Bench &b) {
       print_timed(T, "occ", round, n, ref, y, vs);
     }
   }
-  CK(cudaFree(cnt));
-  CK(cudaFree(parts));
-  CK(cudaFree(slots));
 }
 
 void section_persist(Bench &b) {
   Timer &T = b.T;
   const cudaStream_t st = b.st;
   float *x = b.x, *y = b.y, *sink = b.sink;
-  unsigned int *persist = b.persist;
   printf("== persistent window blocks over 8-tile chunks; reads by block size and residency\n");
   const int64_t sizes[] = {1638400, 6553600, 26214400, 52428800};
-  std::vector<float> h((size_t)52428800);
-  CK(cudaMemcpy(h.data(), x, h.size() * 4, cudaMemcpyDeviceToHost));
-  unsigned int *cnt;
-  CK(cudaMalloc(&cnt, 65536 * 4));
-  CK(cudaMemset(cnt, 0, 65536 * 4));
-  double *parts;
-  CK(cudaMalloc(&parts, (size_t)1 << 22));
+  const Scratch sc(x, 52428800);
+  unsigned int *cnt = sc.cnt;
+  double *parts = sc.parts;
+  const std::vector<float> &h = sc.h;
   int dev = 0, sms = 0;
   cudaGetDevice(&dev);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  const int rounds = getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : 2;
+  const int rounds = rounds_or(2);
   for (int round = 0; round < rounds; ++round) {
     for (int64_t n : sizes) {
       const double ref = prefix_sum(h, n);
       const int64_t n4 = n / 4;
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
-      redux_shape s{1, n, 1};
-      const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
-      std::vector<Timed> vs;
-      vs.push_back({"redux", true, [&] {
-                      redux_cuda_sum(REDUX_FULL, x, y, b.ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
-                                     REDUX_F32, 0, st);
-                    }});
+      std::vector<Timed> vs{product_timed(b, n)};
 #define P_READ(BL, L, OCC)                                                                               \
   {                                                                                                      \
     int got = 0;                                                                                         \
@@ -1407,37 +1412,25 @@ void section_persist(Bench &b) {
       print_timed(T, "persist", round, n, ref, y, vs);
     }
   }
-  CK(cudaFree(cnt));
-  CK(cudaFree(parts));
 }
 
 void section_small(Bench &b) {
   Timer &T = b.T;
   const cudaStream_t st = b.st;
   float *x = b.x, *y = b.y, *sink = b.sink;
-  unsigned int *persist = b.persist;
   printf("== small fixed chunks, one block each, ticket per block\n");
   const int64_t sizes[] = {1638400, 6553600, 26214400, 52428800};
-  std::vector<float> h((size_t)52428800);
-  CK(cudaMemcpy(h.data(), x, h.size() * 4, cudaMemcpyDeviceToHost));
-  unsigned int *cnt;
-  CK(cudaMalloc(&cnt, 64));
-  CK(cudaMemset(cnt, 0, 64));
-  double *parts;
-  CK(cudaMalloc(&parts, (size_t)1 << 22));
-  const int rounds = getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : 2;
+  const Scratch sc(x, 52428800);
+  unsigned int *cnt = sc.cnt;
+  double *parts = sc.parts;
+  const std::vector<float> &h = sc.h;
+  const int rounds = rounds_or(2);
   for (int round = 0; round < rounds; ++round) {
     for (int64_t n : sizes) {
       const double ref = prefix_sum(h, n);
       const int64_t n4 = n / 4;
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
-      redux_shape s{1, n, 1};
-      const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
-      std::vector<Timed> vs;
-      vs.push_back({"redux", true, [&] {
-                      redux_cuda_sum(REDUX_FULL, x, y, b.ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
-                                     REDUX_F32, 0, st);
-                    }});
+      std::vector<Timed> vs{product_timed(b, n)};
       {
         int got = 0;
         const size_t sm = occ_smem(read_fixed<1024, 1, H_CS>, 1024, 0, &got);
@@ -1485,8 +1478,6 @@ void section_small(Bench &b) {
       print_timed(T, "small", round, n, ref, y, vs);
     }
   }
-  CK(cudaFree(cnt));
-  CK(cudaFree(parts));
 }
 }  // namespace
 
