@@ -6,9 +6,11 @@ more between timed calls than in benchmark mode. This program repeats that
 loop (leaderboard/core.py: generate_input, reference, Timer, check) for one
 submission file and torch.sum, and prints per size: the event time (what the
 competition reports), the host time of the call itself, and the same with the
-Python garbage collector paused around the timed call.
+Python garbage collector paused around the timed call. With --profile SIZE
+it instead runs that loop at one size under torch.profiler and prints where
+the host time of the call goes (CUDA runtime calls included).
 
-    python bench/ranked_host.py SUBMISSION.py [--runs 60]
+    python bench/ranked_host.py SUBMISSION.py [--runs 60] [--profile SIZE]
 """
 import argparse
 import gc
@@ -18,6 +20,7 @@ import sys
 import time
 
 import torch
+from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from leaderboard import core  # noqa: E402
@@ -55,12 +58,25 @@ def ranked_runs(fn, size, runs, pause_gc):
     return ev, host
 
 
+def profile_ranked(fn, size, runs):
+    """The ranked loop at one size under torch.profiler: the table of host
+    time by operator and CUDA runtime call, longest total first."""
+    ranked_runs(fn, size, 10, False)  # warm: build, first launches
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        ranked_runs(fn, size, runs, False)
+    print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=25, max_name_column_width=50))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("submission")
     ap.add_argument("--runs", type=int, default=60)
+    ap.add_argument("--profile", type=int, metavar="SIZE", help="profile the ranked loop at SIZE instead")
     args = ap.parse_args()
     _, sub = load_submission(args.submission)
+    if args.profile:
+        profile_ranked(sub, args.profile, args.runs)
+        return
     fns = {"submission": sub, "torch.sum": lambda d: torch.sum(d[0])}
     print(f"{'fn':<11} {'size':>9} {'gc':>6} {'event mean':>10} {'median':>7} {'max':>7} "
           f"{'host mean':>9} {'median':>7} {'max':>7}   (us)")

@@ -2,10 +2,10 @@
 // export): custom_kernel((data, output)) is one call of vectorsum. Not part
 // of redux._C; the export carries it inline after the full family's sources
 // and csrc/torch/tickets_cuda.cpp, so it runs exactly the extension's
-// kernel with the extension's per-stream counters (tickets.h): the counter
-// words stay zeroed per stream (none per call), a graph capture gets its
-// own, and the partials come from torch's caching allocator on the current
-// stream, like the extension's own contest entry (csrc/torch/contest.cpp).
+// kernel with the extension's per-stream buffers (tickets.h): the counter
+// words stay zeroed per stream (no memset per call), the partials live in
+// the stream's workspace (no allocation per call), and a graph capture gets
+// its own, like the extension's own contest entry (csrc/torch/contest.cpp).
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/extension.h>
@@ -24,13 +24,13 @@ torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out) {
   if (!x.is_contiguous()) x = x.contiguous();
   const redux_shape shape{1, x.numel(), 1};
   const size_t ws_bytes = redux::chunks_workspace_bytes(shape, REDUX_F32, REDUX_F32, REDUX_FULL);
-  torch::Tensor ws;
-  if (ws_bytes > 0) ws = torch::empty({(int64_t)ws_bytes}, x.options().dtype(torch::kUInt8));
   cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
-  const redux_shim::StreamCounters counters = redux_shim::stream_counters(x.get_device(), stream);
-  const redux_status st = redux::launch_chunks(x.data_ptr(), out.data_ptr(), ws_bytes ? ws.data_ptr() : nullptr,
-                                               ws_bytes, counters.ptr, counters.len, shape, REDUX_F32, REDUX_F32,
-                                               0, stream, REDUX_FULL);
+  const redux_shim::StreamBuffers buffers = redux_shim::stream_buffers(x.get_device(), stream);
+  torch::Tensor held;
+  void *ws = redux_shim::call_workspace(buffers, ws_bytes, x.device(), &held);
+  const redux_status st = redux::launch_chunks(x.data_ptr(), out.data_ptr(), ws, ws_bytes, buffers.counters,
+                                               buffers.counters_len, shape, REDUX_F32, REDUX_F32, 0, stream,
+                                               REDUX_FULL);
   TORCH_CHECK(st == REDUX_OK, "custom_kernel: redux's launch failed: ", redux_status_string(st));
   return out.view(c10::IntArrayRef{});
 }

@@ -28,14 +28,14 @@ output_t custom_kernel(input_t data) {
     const c10::cuda::CUDAGuard guard(x.device());
     const redux_shape shape{1, x.numel(), 1};
     const size_t ws_bytes = redux_cuda_sum_workspace_bytes(REDUX_FULL, shape, REDUX_F32, REDUX_F32);
-    at::Tensor ws;
-    if (ws_bytes) ws = at::empty({(int64_t)ws_bytes}, x.options().dtype(at::kByte));
     cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
-    const redux_shim::StreamCounters counters = redux_shim::stream_counters(x.get_device(), stream);
+    const redux_shim::StreamBuffers buffers = redux_shim::stream_buffers(x.get_device(), stream);
+    at::Tensor held;
+    void *ws = redux_shim::call_workspace(buffers, ws_bytes, x.device(), &held);
     redux_shim::check_status("custom_kernel",
-                             redux_cuda_sum(REDUX_FULL, x.const_data_ptr(), output.mutable_data_ptr(),
-                                            ws_bytes ? ws.mutable_data_ptr() : nullptr, ws_bytes, counters.ptr,
-                                            counters.len, shape, REDUX_F32, REDUX_F32, 0, stream));
+                             redux_cuda_sum(REDUX_FULL, x.const_data_ptr(), output.mutable_data_ptr(), ws, ws_bytes,
+                                            buffers.counters, buffers.counters_len, shape, REDUX_F32, REDUX_F32, 0,
+                                            stream));
     return as_scalar(output);
   }
 #endif

@@ -1,7 +1,8 @@
-// CUDA implementation of redux::sum: plan, per-call workspace from the
-// caching allocator on the current stream (never a global buffer: concurrent
-// streams and graph captures each get their own), the stream's own ticket
-// counters (tickets.h), then one C API call.
+// CUDA implementation of redux::sum: plan, the current stream's own ticket
+// counters and workspace (tickets.h; a workspace too large for it, or a
+// graph capture, gets one from the caching allocator on the stream: never a
+// global buffer, concurrent streams and captures each get their own), then
+// one C API call.
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
@@ -23,16 +24,14 @@ at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
   if (plan.trivial) return result;
 
   const size_t ws_bytes = redux_cuda_sum_workspace_bytes(plan.family, plan.shape, plan.in_t, plan.out_t);
-  at::Tensor workspace;
-  if (ws_bytes > 0)
-    workspace = at::empty({(int64_t)ws_bytes}, plan.input.options().dtype(at::kByte));
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(self.device().index()).stream();
-  StreamCounters counters;
-  if (redux_cuda_sum_counters(plan.family, plan.shape, plan.in_t, plan.out_t) > 0)
-    counters = stream_counters(self.device().index(), stream);
-  check_status(kOp, redux_cuda_sum(plan.family, plan.input.const_data_ptr(), kernel_out.mutable_data_ptr(),
-                                   ws_bytes ? workspace.mutable_data_ptr() : nullptr, ws_bytes, counters.ptr,
-                                   counters.len, plan.shape, plan.in_t, plan.out_t, (int)grid, stream));
+  StreamBuffers buffers;
+  if (ws_bytes > 0) buffers = stream_buffers(self.device().index(), stream);
+  at::Tensor held;
+  void *ws = call_workspace(buffers, ws_bytes, self.device(), &held);
+  check_status(kOp, redux_cuda_sum(plan.family, plan.input.const_data_ptr(), kernel_out.mutable_data_ptr(), ws,
+                                   ws_bytes, buffers.counters, buffers.counters_len, plan.shape, plan.in_t,
+                                   plan.out_t, (int)grid, stream));
   finish_outputs(plan, result, kernel_out);
   return result;
 }

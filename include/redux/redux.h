@@ -178,8 +178,10 @@ redux_status redux_cpu_sum_from_partials(redux_family family, redux_shape shape,
 /* ---- CUDA (csrc/cuda) ------------------------------------------------ */
 
 /* Bytes of device workspace redux_cuda_sum needs for this problem (0 when
- * none). The workspace holds the partials (and room for counter words), so
- * every call must get its own (stream-ordered) allocation, 16-byte aligned. */
+ * none), 16-byte aligned. The workspace holds the partials (and room for
+ * counter words): no two calls that can run at once may share one. Calls in
+ * one stream's order may (a caller can keep one per stream, like the
+ * counters below); a CUDA graph capture needs its own. */
 size_t redux_cuda_sum_workspace_bytes(redux_family family, redux_shape shape,
                                       redux_dtype in, redux_dtype out);
 
