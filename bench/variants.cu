@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -41,6 +41,8 @@
  *            cross-warp tree deferred.
  *   small    pieces of 8-64 KB a block (256-1024 threads, 1-8 loads), and
  *            resident blocks taking chunks from a counter (dynamic).
+ *   bulk     8-tile chunks a block each whose 32 KB arrive by bulk copies
+ *            (TMA) into shared memory, folded in the product's lane order.
  *   trace    the product's two finishes and eight candidates with
  *            %globaltimer stamps: when each block's loads returned, when the
  *            finishing block saw every partial, its tree and its store,
@@ -794,6 +796,166 @@ __global__ void __launch_bounds__(BLOCK) read_fixed(const float4 *__restrict__ x
   if (m == 12345.0f) sink[blockIdx.x] = m;
 }
 
+/* ---- bulk copies into shared memory (section `bulk`) ---------------------
+ * The product's 8-tile chunk, a block each, but its 32 KB arrive by one or
+ * more cp.async.bulk copies (the Hopper TMA unit; no load instructions, no
+ * registers in flight) into shared memory, signalled by an mbarrier. Then
+ * thread t folds vector t of tiles 0..7 in order, exactly the product's lane
+ * sequence, so the bits are the product's. PIECES: copies per chunk; HINT:
+ * an evict-first L2 policy on the copies; FIN 0 ticket, 1 polled. n: a
+ * multiple of 8192 here. sm_90 only (this program is built for sm_90a). */
+__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+template <int PIECES, bool HINT>
+__device__ __forceinline__ void bulk_chunk(float4 *buf, const float4 *src, unsigned long long *bar, unsigned bytes) {
+  const unsigned b = smem_addr(bar);
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes) : "memory");
+  unsigned long long pol = 0;
+  if (HINT) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  const unsigned piece = bytes / PIECES;
+#pragma unroll
+  for (int k = 0; k < PIECES; ++k) {
+    const unsigned dst = smem_addr(buf) + k * piece;
+    const char *s = reinterpret_cast<const char *>(src) + (size_t)k * piece;
+    if (HINT)
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(dst),
+          "l"(s), "r"(piece), "r"(b), "l"(pol)
+          : "memory");
+    else
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+                   "l"(s), "r"(piece), "r"(b)
+                   : "memory");
+  }
+}
+__device__ __forceinline__ void bulk_wait(unsigned long long *bar) {
+  const unsigned b = smem_addr(bar);
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(b)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void bulk_init(unsigned long long *bar) {
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+}
+
+template <int PIECES, bool HINT, int FIN>
+__global__ void __launch_bounds__(256)
+bulk_sum(const float *__restrict__ x, float *y, int64_t chunks, unsigned int *counters, double *partials,
+         unsigned long long *slots) {
+  extern __shared__ float4 buf[]; /* 8 tiles x 256 float4, then padding that caps residency */
+  __shared__ unsigned long long bar;
+  __shared__ double scratch[256 / 32];
+  const int tid = threadIdx.x;
+  const int64_t c = blockIdx.x;
+  bulk_init(&bar);
+  if (tid == 0) bulk_chunk<PIECES, HINT>(buf, reinterpret_cast<const float4 *>(x) + c * 2048, &bar, 32768u);
+  bulk_wait(&bar);
+  double acc = 0.0;
+#pragma unroll
+  for (int u = 0; u < 8; ++u) {
+    const float4 v = buf[u * 256 + tid];
+    acc += (double)v.x; acc += (double)v.y; acc += (double)v.z; acc += (double)v.w;
+  }
+  acc = block_reduce_sum<P, 256>(acc, scratch);
+  if (FIN == 1) {
+    if (tid == 0) publish_slot(slots, c, acc);
+    if (c != chunks - 1) return;
+    double r = combine_polled<P>(0.0, slots, tid, chunks, 256);
+    r = block_reduce_sum<P, 256>(r, scratch);
+    if (tid == 0) *y = (float)r;
+    return;
+  }
+  if (tid == 0) partials[c] = acc;
+  if (!last_block_ticket(counters, 0, (unsigned)chunks)) return;
+  double r = combine_strided<P>(0.0, partials, tid, chunks, 256);
+  r = block_reduce_sum<P, 256>(r, scratch);
+  if (tid == 0) *y = (float)r;
+}
+
+/* The pure read of the same: the chunk's bulk copies and the wait, no sum. */
+template <int PIECES, bool HINT>
+__global__ void __launch_bounds__(256) bulk_read(const float *__restrict__ x, float *sink) {
+  extern __shared__ float4 buf[];
+  __shared__ unsigned long long bar;
+  bulk_init(&bar);
+  if (threadIdx.x == 0) bulk_chunk<PIECES, HINT>(buf, reinterpret_cast<const float4 *>(x) + (int64_t)blockIdx.x * 2048, &bar, 32768u);
+  bulk_wait(&bar);
+  const float4 v = buf[threadIdx.x];
+  if (v.x == 12345.0f) sink[blockIdx.x] = v.y;
+}
+
+/* Resident blocks that keep S bulk copies of 32 KB chunks in flight while
+ * they fold and reduce earlier ones (the copies need no registers, so the
+ * block tree no longer stops the reads). Block b takes chunks b, b + grid,
+ * ... (window order); each chunk's partial is the product's (same lanes,
+ * same tree); one ticket per block, the last block combines every partial
+ * in chunk order: the product's bits. */
+template <int S>
+__device__ __forceinline__ void bulk_wait_phase(unsigned long long *bar, unsigned phase) {
+  const unsigned b = smem_addr(bar);
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(b), "r"(phase)
+        : "memory");
+  } while (!done);
+}
+
+template <int S>
+__global__ void __launch_bounds__(256)
+bulk_pipe(const float *__restrict__ x, float *y, int64_t chunks, unsigned int *counters, double *partials) {
+  extern __shared__ float4 buf[]; /* S stages of 8 tiles x 256 float4 */
+  __shared__ unsigned long long bar[S];
+  __shared__ double scratch[256 / 32];
+  const int tid = threadIdx.x;
+  const float4 *x4 = reinterpret_cast<const float4 *>(x);
+  const int64_t G = gridDim.x;
+  if (tid == 0) {
+    for (int s = 0; s < S; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bar[s])) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (tid == 0)
+    for (int s = 0; s < S; ++s) {
+      const int64_t c = blockIdx.x + (int64_t)s * G;
+      if (c < chunks) bulk_chunk<1, true>(buf + s * 2048, x4 + c * 2048, &bar[s], 32768u);
+    }
+  int k = 0;
+  for (int64_t c = blockIdx.x; c < chunks; c += G, ++k) {
+    const int s = k % S;
+    bulk_wait_phase<S>(&bar[s], (unsigned)((k / S) & 1));
+    double acc = 0.0;
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const float4 v = buf[s * 2048 + u * 256 + tid];
+      acc += (double)v.x; acc += (double)v.y; acc += (double)v.z; acc += (double)v.w;
+    }
+    __syncthreads(); /* stage s read by every thread (and scratch free) */
+    if (tid == 0) {
+      const int64_t cn = c + (int64_t)S * G;
+      if (cn < chunks) bulk_chunk<1, true>(buf + s * 2048, x4 + cn * 2048, &bar[s], 32768u);
+    }
+    acc = block_reduce_sum<P, 256>(acc, scratch);
+    if (tid == 0) partials[c] = acc;
+  }
+  __syncthreads();
+  if (!last_block_ticket(counters, 0, (unsigned)G)) return;
+  double r = combine_strided<P>(0.0, partials, tid, chunks, 256);
+  r = block_reduce_sum<P, 256>(r, scratch);
+  if (tid == 0) *y = (float)r;
+}
+
 struct Timer {
   void *fillbuf;
   cudaEvent_t a, b;
@@ -1479,6 +1641,102 @@ void section_small(Bench &b) {
     }
   }
 }
+
+/* Bulk copies (TMA) against the product's loads: the same chunks, tree and
+ * finishes (see bulk_sum). occ: blocks per SM (dynamic shared memory caps
+ * it; 32 KB of the chunk each). */
+void section_bulk(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y, *sink = b.sink;
+  printf("== bulk copies into shared memory (TMA), 8-tile chunks a block each\n");
+  const int64_t sizes[] = {1638400, 6553600, 26214400, 52428800};
+  const Scratch sc(x, 52428800);
+  unsigned int *cnt = sc.cnt;
+  double *parts = sc.parts;
+  unsigned long long *slots = sc.slots;
+  const std::vector<float> &h = sc.h;
+  const int rounds = rounds_or(2);
+  int dev = 0, sm_smem = 0, optin = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sm_smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
+  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  /* dynamic bytes for `occ` blocks per SM (0: as many as 32 KB allow) */
+  auto smem_for = [&](const void *k, int occ, int *got) {
+    cudaFuncAttributes fa{};
+    CK(cudaFuncGetAttributes(&fa, k));
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - (int)fa.sharedSizeBytes));
+    size_t sm = 32768;
+    if (occ > 0) {
+      const size_t cap = (size_t)sm_smem / occ - 1024 - fa.sharedSizeBytes - 16;
+      if (cap > sm) sm = cap;
+    }
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(got, k, 256, sm));
+    return sm;
+  };
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      const double ref = prefix_sum(h, n);
+      const int64_t n4 = n / 4;
+      const int64_t chunks = n / 8192;
+      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      std::vector<Timed> vs{product_timed(b, n), probe_timed(b, n)};
+      vs.push_back({"read fixed b1024 l2 cs", false, [&] {
+                      read_fixed<1024, 2, H_CS><<<(unsigned)ceil_div(n4, (int64_t)2048), 1024, 0, st>>>(x4, n4, sink);
+                    }});
+      vs.push_back({"read fixed b256 l8 cs", false, [&] {
+                      read_fixed<256, 8, H_CS><<<(unsigned)ceil_div(n4, (int64_t)2048), 256, 0, st>>>(x4, n4, sink);
+                    }});
+      vs.push_back({"fixed t8 ticket", true, [&] {
+                      fixed_sum<8, 0><<<(unsigned)chunks, 256, 0, st>>>(x, y, n, chunks, cnt, parts, slots);
+                    }});
+#define B_READ(PC, HI, OCC)                                                                               \
+  {                                                                                                      \
+    int got = 0;                                                                                         \
+    const size_t sm = smem_for((const void *)bulk_read<PC, HI>, OCC, &got);                              \
+    char nm[64];                                                                                         \
+    snprintf(nm, sizeof nm, "bulk read p%d h%d occ%d", PC, HI ? 1 : 0, got);                            \
+    vs.push_back({nm, false, [&, sm] { bulk_read<PC, HI><<<(unsigned)chunks, 256, sm, st>>>(x, sink); }}); \
+  }
+#define B_SUM(PC, HI, FIN, OCC)                                                                           \
+  {                                                                                                      \
+    int got = 0;                                                                                         \
+    const size_t sm = smem_for((const void *)bulk_sum<PC, HI, FIN>, OCC, &got);                          \
+    char nm[64];                                                                                         \
+    snprintf(nm, sizeof nm, "bulk sum p%d h%d f%d occ%d", PC, HI ? 1 : 0, FIN, got);                    \
+    vs.push_back({nm, true, [&, sm] {                                                                    \
+                    bulk_sum<PC, HI, FIN><<<(unsigned)chunks, 256, sm, st>>>(x, y, chunks, cnt, parts, slots); \
+                  }});                                                                                   \
+  }
+      B_READ(1, true, 0) B_READ(1, true, 2) B_READ(1, true, 3) B_READ(4, true, 0) B_READ(1, false, 0)
+      B_SUM(1, true, 0, 0) B_SUM(1, true, 0, 2) B_SUM(1, true, 0, 3) B_SUM(1, true, 0, 4)
+      B_SUM(4, true, 0, 0) B_SUM(8, true, 0, 0) B_SUM(1, false, 0, 0)
+      B_SUM(1, true, 1, 0) B_SUM(1, true, 1, 3)
+      int sms = 0;
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+#define B_PIPE(S, OCC)                                                                                    \
+  {                                                                                                      \
+    cudaFuncAttributes fa{};                                                                             \
+    CK(cudaFuncGetAttributes(&fa, bulk_pipe<S>));                                                        \
+    CK(cudaFuncSetAttribute(bulk_pipe<S>, cudaFuncAttributeMaxDynamicSharedMemorySize,                   \
+                            optin - (int)fa.sharedSizeBytes));                                           \
+    const size_t sm = (size_t)S * 32768;                                                                 \
+    int got = 0;                                                                                         \
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&got, bulk_pipe<S>, 256, sm));                      \
+    const int per = got < OCC ? got : OCC;                                                               \
+    const int g = (int)std::min<int64_t>(chunks, (int64_t)sms * per);                                   \
+    char nm[64];                                                                                         \
+    snprintf(nm, sizeof nm, "bulk pipe s%d occ%d", S, per);                                             \
+    vs.push_back({nm, true, [&, sm, g] { bulk_pipe<S><<<g, 256, sm, st>>>(x, y, chunks, cnt, parts); }}); \
+  }
+      B_PIPE(2, 1) B_PIPE(3, 1) B_PIPE(4, 1) B_PIPE(6, 1) B_PIPE(2, 2) B_PIPE(3, 2) B_PIPE(2, 3)
+#undef B_PIPE
+#undef B_READ
+#undef B_SUM
+      print_timed(T, "bulk", round, n, ref, y, vs);
+    }
+  }
+}
 }  // namespace
 
 int main() {
@@ -1505,6 +1763,7 @@ int main() {
       {"read", section_read},     {"parts", section_parts}, {"trace", section_trace}, {"launch", section_launch},
       {"sum", section_sum},       {"cols", section_cols},   {"rows", section_rows},
       {"fixed", section_fixed}, {"occ", section_occ}, {"persist", section_persist}, {"small", section_small},
+      {"bulk", section_bulk},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
