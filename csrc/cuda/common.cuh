@@ -24,6 +24,14 @@ constexpr int kBlock = 256;
 
 __host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* The smallest power of two >= v (v >= 1): the family plans round chunk
+ * sizes up to one. */
+inline int64_t pow2_at_least(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
 /* The cache hint of a family's loads: inputs up to 256 MiB are read with
  * evict-first loads, larger ones with ordinary loads (measured on the H200:
  * evict-first reads 210 MB faster, ordinary loads 1 GiB; the crossover lies

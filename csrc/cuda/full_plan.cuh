@@ -59,13 +59,6 @@ struct chunks_plan {
   bool small_chunks; /* a full sum in kUnroll-tile chunks, a block each */
 };
 
-/* The smallest power of two >= v (v >= 1). */
-inline int64_t pow2_at_least(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
-
 /* family: REDUX_FULL (one row, the chunk count fills the GPU) or REDUX_ROWS
  * (every row cut alike, whatever outer is). */
 inline chunks_plan plan_chunks(redux_shape s, redux_dtype in, redux_family family) {

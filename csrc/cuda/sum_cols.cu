@@ -91,12 +91,6 @@ struct cols_plan {
   int64_t group_chunks;   /* chunks per finishing thread (G = ceil(chunks / this)) */
 };
 
-static int64_t pow2_rows_at_least(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
-
 static cols_plan plan_cols(redux_shape s, redux_dtype in) {
   const int64_t vmax = 16 / redux_dtype_size(in);
   cols_plan p;
@@ -108,7 +102,7 @@ static cols_plan plan_cols(redux_shape s, redux_dtype in) {
    * at least kColsMinRowsPerThread rows per thread. */
   const int64_t base_items = s.outer * ceil_div(s.inner, (int64_t)p.tx * vmax);
   const int64_t wanted = ceil_div(kColsTargetItems, base_items);
-  int64_t rows = pow2_rows_at_least(ceil_div(s.n, wanted));
+  int64_t rows = pow2_at_least(ceil_div(s.n, wanted));
   if (rows < kColsMinRowsPerThread * p.ty) rows = kColsMinRowsPerThread * p.ty;
   p.rows_per_chunk = rows;
   p.chunks = ceil_div(s.n, rows);
