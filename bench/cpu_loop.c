@@ -1,0 +1,132 @@
+/* The CPU float-class loop against torch.sum's kind of loop, one thread:
+ * the evidence behind leaderboard/PERFORMANCE.md "CPU" (issue 15, target 4).
+ *
+ * A standalone measuring program, not part of the product. Each variant
+ * sums fp32 rows into 32 fp64 lanes the way csrc/cpu/sum_cpu.c does
+ * (element i to lane i % 32, eight 4-wide vectors, the same pairwise tree),
+ * and differs only in how four floats become four doubles:
+ *   cvt     vcvtps2pd, the product's loop (the compiler emits it for the
+ *           (double) casts of partial_d_f32);
+ *   int     exact by integer ops: sign-extend the float's bits to 64, shift
+ *           left 29, clear bits 62-60. That is the double of the same sign
+ *           and mantissa whose exponent is the float's unbiased one less
+ *           896, i.e. the value times 2^-896 exactly. The lanes add in that
+ *           scaled domain with the same roundings (every value is a multiple
+ *           of 2^-1045, so no add underflows differently) and are scaled
+ *           back before the tree: the same bits as cvt. (Inf and NaN inputs
+ *           would need a separate check; not timed here.)
+ *   mix1:1  lanes 4j+1 by int, the rest by cvt (the two on different ports?)
+ *   mix3:1  every fourth vector by int.
+ *   fp32    torch.sum's kind of loop: four 8-wide fp32 accumulators.
+ * Rows of ROW elements over a BYTES buffer, best of the rounds, interleaved;
+ * prints elements per ns and checks that every fp64 variant gives cvt's bits.
+ *
+ * Build and run on the CPU machine (x86-64 with AVX2):
+ *   gcc -std=gnu11 -O3 -ffp-contract=off -o /tmp/cpu_loop bench/cpu_loop.c
+ *   /tmp/cpu_loop [ROW=1024] [ELEMENTS=1048576]
+ */
+#include <immintrin.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef double v4d __attribute__((vector_size(32)));
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+/* sum_cpu.c's tree32_v: lanes k + (k + 16), + 8, + 4, + 2, + 1. */
+static inline double tree32(const v4d a[8]) {
+  const v4d b0 = a[0] + a[4], b1 = a[1] + a[5], b2 = a[2] + a[6], b3 = a[3] + a[7];
+  const v4d c0 = b0 + b2, c1 = b1 + b3;
+  const v4d d = c0 + c1;
+  return (d[0] + d[2]) + (d[1] + d[3]);
+}
+
+#define PREFETCH(x, i)                                                  \
+  __builtin_prefetch((const char *)((x) + (i)) + 1024, 0, 3);           \
+  __builtin_prefetch((const char *)((x) + (i) + 16) + 1024, 0, 3);
+#define BY_CVT(k) a##k += (v4d)_mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * k));
+#define BY_INT(k)                                                                  \
+  {                                                                                \
+    __m256i q = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(x + i + 4 * k))); \
+    q = _mm256_and_si256(_mm256_slli_epi64(q, 29), clear_62_60);                   \
+    a##k += (v4d)_mm256_castsi256_pd(q);                                           \
+  }
+/* INT_LANES: bit k set when vector k converts by BY_INT (scaled lanes). */
+#define DEFINE_LOOP(NAME, C0, C1, C2, C3, C4, C5, C6, C7, INT_LANES)                           \
+  __attribute__((target("avx2"), noinline)) static double NAME(const float *x, int64_t n) {    \
+    v4d a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;       \
+    const __m256i clear_62_60 = _mm256_set1_epi64x((long long)0x8FFFFFFFFFFFFFFFull);          \
+    (void)clear_62_60;                                                                         \
+    for (int64_t i = 0; i + 32 <= n; i += 32) {                                                \
+      PREFETCH(x, i) C0(0) C1(1) C2(2) C3(3) C4(4) C5(5) C6(6) C7(7)                           \
+    }                                                                                          \
+    v4d a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};                                               \
+    for (int k = 0; k < 8; ++k)                                                                \
+      if ((INT_LANES >> k) & 1) a[k] *= 0x1p896; /* exact: back from the scaled domain */     \
+    return tree32(a);                                                                          \
+  }
+DEFINE_LOOP(loop_cvt, BY_CVT, BY_CVT, BY_CVT, BY_CVT, BY_CVT, BY_CVT, BY_CVT, BY_CVT, 0x00)
+DEFINE_LOOP(loop_int, BY_INT, BY_INT, BY_INT, BY_INT, BY_INT, BY_INT, BY_INT, BY_INT, 0xFF)
+DEFINE_LOOP(loop_mix11, BY_CVT, BY_INT, BY_CVT, BY_INT, BY_CVT, BY_INT, BY_CVT, BY_INT, 0xAA)
+DEFINE_LOOP(loop_mix31, BY_CVT, BY_CVT, BY_CVT, BY_INT, BY_CVT, BY_CVT, BY_CVT, BY_INT, 0x88)
+
+__attribute__((target("avx2"), noinline)) static double loop_fp32(const float *x, int64_t n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  for (int64_t i = 0; i + 32 <= n; i += 32) {
+    a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
+    a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + i + 8));
+    a2 = _mm256_add_ps(a2, _mm256_loadu_ps(x + i + 16));
+    a3 = _mm256_add_ps(a3, _mm256_loadu_ps(x + i + 24));
+  }
+  float t[8];
+  _mm256_storeu_ps(t, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+  float r = 0;
+  for (int k = 0; k < 8; ++k) r += t[k];
+  return r;
+}
+
+int main(int argc, char **argv) {
+  const int64_t row = argc > 1 ? atoll(argv[1]) : 1024;
+  const int64_t n = argc > 2 ? atoll(argv[2]) : (int64_t)1 << 20;
+  if (row < 32 || row % 32 != 0 || n < row || n % row != 0) {
+    fprintf(stderr, "cpu_loop: ROW must be a multiple of 32 and divide ELEMENTS\n");
+    return 2;
+  }
+  struct {
+    const char *name;
+    double (*f)(const float *, int64_t);
+  } vs[] = {{"cvt", loop_cvt}, {"int", loop_int}, {"mix1:1", loop_mix11}, {"mix3:1", loop_mix31}, {"fp32", loop_fp32}};
+  enum { kVariants = sizeof vs / sizeof vs[0] };
+  float *x = aligned_alloc(64, (size_t)n * 4);
+  srand(1);
+  for (int64_t i = 0; i < n; ++i) x[i] = (float)rand() / (float)RAND_MAX - 0.3f; /* offset: never all zeros */
+  double best[kVariants];
+  for (int v = 0; v < kVariants; ++v) best[v] = 1e30;
+  const int rounds = n > ((int64_t)1 << 22) ? 20 : 300;
+  volatile double sink = 0;
+  for (int r = 0; r < rounds; ++r)
+    for (int v = 0; v < kVariants; ++v) {
+      const double t0 = now_ns();
+      for (int64_t o = 0; o < n; o += row) sink += vs[v].f(x + o, row);
+      const double t = now_ns() - t0;
+      if (t < best[v]) best[v] = t;
+    }
+  const double want = loop_cvt(x, n);
+  printf("rows of %lld, %lld fp32 elements (%.1f MB), one thread, best of %d:\n", (long long)row, (long long)n,
+         n * 4 / 1e6, rounds);
+  for (int v = 0; v < kVariants; ++v) {
+    const double got = vs[v].f(x, n);
+    printf("  %-7s %9.1f us  %5.1f elements/ns%s\n", vs[v].name, best[v] / 1e3, n / best[v],
+           v == kVariants - 1 ? "  (fp32 accumulators: other bits by design)"
+                              : (memcmp(&got, &want, sizeof got) == 0 ? "  same bits as cvt" : "  OTHER BITS"));
+  }
+  free(x);
+  return 0;
+}
