@@ -39,6 +39,41 @@ def test_report_ranks_by_mean_and_states_the_ratios():
     assert "broken: REJECTED" in text
 
 
+def test_a_quiet_run_is_not_marked_disturbed():
+    sizes, result = fake_result()
+    assert versus.disturbance(result["entries"], sizes) == []
+    assert "quiet: at every size" in versus.report(result, sizes, {})
+
+
+def test_a_slow_phase_marks_the_run_disturbed():
+    """The two signs of a busy host: the read floor (the same pure read each
+    call) with a mean far over its median, and an entry whose typical call
+    is far slower than its best."""
+    sizes = [1000, 2000]
+    samples = {"redux": {1000: [10.0, 30.0, 31.0], 2000: [20.0, 21.0, 20.0]},
+               versus.FLOOR: {1000: [8.0, 8.0, 8.0], 2000: [18.0, 18.0, 90.0]}}
+    entries = versus.summarize(samples, {})
+    reasons = versus.disturbance(entries, sizes)
+    assert len(reasons) == 2
+    assert "read floor's mean is 2.33x its median at 2000" in reasons[0]
+    assert "redux's median is 3.00x its best at 1000" in reasons[1]
+    text = versus.report({"gpu": "fake", "mode": "leaderboard", "entries": entries}, sizes, {})
+    assert "DISTURBED: the means rank nothing" in text
+
+
+def test_report_reads_saved_runs_without_a_gpu(capsys):
+    """The committed runs: the H200 one is quiet, the H100 runs kept as
+    disturbed are marked so; a file that is not a versus.json is refused."""
+    results = os.path.join(ROOT, "leaderboard", "results")
+    assert versus.main(["--report", os.path.join(results, "h200", "versus.json")]) == 0
+    out = capsys.readouterr().out
+    assert "redux" in out and "quiet: at every size" in out
+    assert versus.main(["--report", os.path.join(results, "h100", "versus_disturbed_a.json")]) == 0
+    assert "DISTURBED" in capsys.readouterr().out
+    assert versus.main(["--report", os.path.join(ROOT, "README.md")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
 @pytest.mark.skipif(HAS_CUDA, reason="checks the message given without a GPU")
 def test_versus_says_it_needs_a_gpu(capsys):
     assert versus.main(["--runs", "5"]) == 2
@@ -54,6 +89,7 @@ def test_versus_on_the_gpu_with_the_comparison_entries(tmp_path, capsys):
     saved = json.load(open(tmp_path / "versus.json"))
     assert saved["mode"] == "leaderboard" and saved["gpu"] == torch.cuda.get_device_name()
     assert set(saved["entries"]) == {"redux", "torch.sum", "atomic_fp32", "chunked_fp32", versus.FLOOR}, out
+    assert isinstance(saved["disturbed"], list) and ("DISTURBED" in out) == bool(saved["disturbed"])
     for entry in saved["entries"].values():
         for cell in entry.values():
             assert cell["runs"] == 10 and 0 < cell["best_ns"] <= cell["median_ns"]
