@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -43,6 +43,9 @@
  *            resident blocks taking chunks from a counter (dynamic).
  *   bulk     8-tile chunks a block each whose 32 KB arrive by bulk copies
  *            (TMA) into shared memory, folded in the product's lane order.
+ *   split    the same chunks read by 512 x 4 or 1024 x 2 threads x loads
+ *            (the first 256 threads fold all 8 tiles: the same bits), and
+ *            the bulk copy issued before the block's first barrier.
  *   trace    the product's two finishes and eight candidates with
  *            %globaltimer stamps: when each block's loads returned, when the
  *            finishing block saw every partial, its tree and its store,
@@ -956,6 +959,98 @@ bulk_pipe(const float *__restrict__ x, float *y, int64_t chunks, unsigned int *c
   if (tid == 0) *y = (float)r;
 }
 
+/* The product's 8-tile chunk read by W x 256 threads (section `split`):
+ * group g of 256 threads loads tiles [g * 8/W, (g + 1) * 8/W) (vector t of
+ * each), groups 1.. park theirs in shared memory, and the first 256 threads
+ * fold tiles 0..7 in order: lane t adds exactly the product's sequence, and
+ * the block tree is the product's (block_reduce_sum<P, 256>; the other
+ * warps only pass its barriers), so the bits are the product's. What
+ * changes is the read: 512 x 4 or 1024 x 2 loads instead of 256 x 8 (the
+ * pure reads of those patterns are faster on the H100 and the H200).
+ * FIN 0 ticket, 1 polled. n: a multiple of 8192 here. */
+__device__ __forceinline__ void add4(double &acc, float4 v) {
+  acc += (double)v.x; acc += (double)v.y; acc += (double)v.z; acc += (double)v.w;
+}
+
+template <int W, int FIN>
+__global__ void __launch_bounds__(256 * W)
+split_sum(const float *__restrict__ x, float *y, int64_t chunks, unsigned int *counters, double *partials,
+          unsigned long long *slots) {
+  constexpr int L = 8 / W; /* tiles a thread loads */
+  __shared__ float4 park[(W - 1) * L][256];
+  __shared__ double scratch[8 * W]; /* warps past the 8th write here unread */
+  const int tid = threadIdx.x, lane = tid & 255, group = tid >> 8;
+  const int64_t c = blockIdx.x;
+  const float4 *x4 = reinterpret_cast<const float4 *>(x) + c * 2048;
+  float4 v[L];
+#pragma unroll
+  for (int u = 0; u < L; ++u) v[u] = __ldcs(x4 + (group * L + u) * 256 + lane);
+  if (group > 0) {
+#pragma unroll
+    for (int u = 0; u < L; ++u) park[(group - 1) * L + u][lane] = v[u];
+  }
+  __syncthreads();
+  double acc = 0.0;
+  if (group == 0) {
+#pragma unroll
+    for (int u = 0; u < L; ++u) add4(acc, v[u]);
+#pragma unroll
+    for (int t = 0; t < (W - 1) * L; ++t) add4(acc, park[t][lane]);
+  }
+  acc = block_reduce_sum<P, 256>(acc, scratch);
+  if (FIN == 1) {
+    if (tid == 0) publish_slot(slots, c, acc);
+    if (c != chunks - 1) return;
+    double r = tid < 256 ? combine_polled<P>(0.0, slots, tid, chunks, 256) : 0.0;
+    r = block_reduce_sum<P, 256>(r, scratch);
+    if (tid == 0) *y = (float)r;
+    return;
+  }
+  if (tid == 0) partials[c] = acc;
+  if (!last_block_ticket(counters, 0, (unsigned)chunks)) return;
+  double r = tid < 256 ? combine_strided<P>(0.0, partials, tid, chunks, 256) : 0.0;
+  r = block_reduce_sum<P, 256>(r, scratch);
+  if (tid == 0) *y = (float)r;
+}
+
+/* bulk_sum with the copy issued first: thread 0 initializes the barrier,
+ * fences the initialization and issues the chunk's copy before the block's
+ * first barrier (bulk_sum issues it after one). Same fold, tree, finishes. */
+template <int FIN>
+__global__ void __launch_bounds__(256)
+bulk_sum_early(const float *__restrict__ x, float *y, int64_t chunks, unsigned int *counters, double *partials,
+               unsigned long long *slots) {
+  extern __shared__ float4 buf[];
+  __shared__ unsigned long long bar;
+  __shared__ double scratch[256 / 32];
+  const int tid = threadIdx.x;
+  const int64_t c = blockIdx.x;
+  if (tid == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bar)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    bulk_chunk<1, true>(buf, reinterpret_cast<const float4 *>(x) + c * 2048, &bar, 32768u);
+  }
+  __syncthreads(); /* the barrier is initialized before anyone waits on it */
+  bulk_wait(&bar);
+  double acc = 0.0;
+#pragma unroll
+  for (int u = 0; u < 8; ++u) add4(acc, buf[u * 256 + tid]);
+  acc = block_reduce_sum<P, 256>(acc, scratch);
+  if (FIN == 1) {
+    if (tid == 0) publish_slot(slots, c, acc);
+    if (c != chunks - 1) return;
+    double r = combine_polled<P>(0.0, slots, tid, chunks, 256);
+    r = block_reduce_sum<P, 256>(r, scratch);
+    if (tid == 0) *y = (float)r;
+    return;
+  }
+  if (tid == 0) partials[c] = acc;
+  if (!last_block_ticket(counters, 0, (unsigned)chunks)) return;
+  double r = combine_strided<P>(0.0, partials, tid, chunks, 256);
+  r = block_reduce_sum<P, 256>(r, scratch);
+  if (tid == 0) *y = (float)r;
+}
+
 struct Timer {
   void *fillbuf;
   cudaEvent_t a, b;
@@ -1737,6 +1832,73 @@ void section_bulk(Bench &b) {
     }
   }
 }
+
+/* The product's chunk read by more threads a block (split_sum), and the
+ * bulk copy issued before the block's first barrier (bulk_sum_early),
+ * against the product, its prototype (fixed t8) and the pure reads of the
+ * same patterns. Every sum here has the product's bits (checked: "= ref"
+ * compares with the fp64 reference rounded; the product's own line shows
+ * whether that holds for this input). */
+void section_split(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y, *sink = b.sink;
+  printf("== the 8-tile chunk read by 512 or 1024 threads; the bulk copy issued first\n");
+  const int64_t sizes[] = {1638400, 6553600, 26214400, 52428800};
+  const Scratch sc(x, 52428800);
+  unsigned int *cnt = sc.cnt;
+  double *parts = sc.parts;
+  unsigned long long *slots = sc.slots;
+  const std::vector<float> &h = sc.h;
+  const int rounds = rounds_or(2);
+  int dev = 0, optin = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  for (auto k : {(const void *)bulk_sum_early<0>, (const void *)bulk_sum_early<1>}) {
+    cudaFuncAttributes fa{};
+    CK(cudaFuncGetAttributes(&fa, k));
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - (int)fa.sharedSizeBytes));
+  }
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      const double ref = prefix_sum(h, n);
+      const int64_t n4 = n / 4;
+      const int64_t chunks = n / 8192;
+      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      std::vector<Timed> vs{product_timed(b, n), probe_timed(b, n)};
+#define SPLIT_READ(BL, L, NAME)                                                                          \
+  vs.push_back({NAME, false, [&] {                                                                      \
+                  read_fixed<BL, L, H_CS><<<(unsigned)ceil_div(n4, (int64_t)BL * L), BL, 0, st>>>(x4, n4, sink); \
+                }});
+      SPLIT_READ(256, 8, "read fixed b256 l8 cs")
+      SPLIT_READ(512, 4, "read fixed b512 l4 cs")
+      SPLIT_READ(1024, 2, "read fixed b1024 l2 cs")
+#undef SPLIT_READ
+      vs.push_back({"fixed t8 ticket", true, [&] {
+                      fixed_sum<8, 0><<<(unsigned)chunks, 256, 0, st>>>(x, y, n, chunks, cnt, parts, slots);
+                    }});
+      vs.push_back({"fixed t8 polled", true, [&] {
+                      fixed_sum<8, 1><<<(unsigned)chunks, 256, 0, st>>>(x, y, n, chunks, cnt, parts, slots);
+                    }});
+#define SPLIT_SUM(W, FIN, NAME)                                                                          \
+  vs.push_back({NAME, true, [&] {                                                                       \
+                  split_sum<W, FIN><<<(unsigned)chunks, 256 * W, 0, st>>>(x, y, chunks, cnt, parts, slots); \
+                }});
+      SPLIT_SUM(2, 0, "split w2 (512 x 4) ticket")
+      SPLIT_SUM(2, 1, "split w2 (512 x 4) polled")
+      SPLIT_SUM(4, 0, "split w4 (1024 x 2) ticket")
+      SPLIT_SUM(4, 1, "split w4 (1024 x 2) polled")
+#undef SPLIT_SUM
+      vs.push_back({"bulk early ticket", true, [&] {
+                      bulk_sum_early<0><<<(unsigned)chunks, 256, 32768, st>>>(x, y, chunks, cnt, parts, slots);
+                    }});
+      vs.push_back({"bulk early polled", true, [&] {
+                      bulk_sum_early<1><<<(unsigned)chunks, 256, 32768, st>>>(x, y, chunks, cnt, parts, slots);
+                    }});
+      print_timed(T, "split", round, n, ref, y, vs);
+    }
+  }
+}
 }  // namespace
 
 int main() {
@@ -1763,7 +1925,7 @@ int main() {
       {"read", section_read},     {"parts", section_parts}, {"trace", section_trace}, {"launch", section_launch},
       {"sum", section_sum},       {"cols", section_cols},   {"rows", section_rows},
       {"fixed", section_fixed}, {"occ", section_occ}, {"persist", section_persist}, {"small", section_small},
-      {"bulk", section_bulk},
+      {"bulk", section_bulk}, {"split", section_split},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
