@@ -173,17 +173,17 @@ def disturbance(entries, sizes):
         ratio, size = max((entries[FLOOR][str(s)]["mean_ns"] / entries[FLOOR][str(s)]["median_ns"], s)
                           for s in sizes)
         if ratio > FLOOR_MEAN_OVER_MEDIAN:
-            reasons.append(f"the read floor's mean is {ratio:.2f}x its median at {s_label(size)} "
+            reasons.append(f"the read floor's mean is {ratio:.2f}x its median at {size_label(size)} "
                            f"(quiet runs: <= {FLOOR_MEAN_OVER_MEDIAN:.2f}x)")
     ratio, size, name = max((e[str(s)]["median_ns"] / e[str(s)]["best_ns"], s, n)
                             for n, e in entries.items() for s in sizes)
     if ratio > MEDIAN_OVER_BEST:
-        reasons.append(f"{name}'s median is {ratio:.2f}x its best at {s_label(size)} "
+        reasons.append(f"{name}'s median is {ratio:.2f}x its best at {size_label(size)} "
                        f"(quiet runs: <= {MEDIAN_OVER_BEST:.2f}x)")
     return reasons
 
 
-def s_label(size):
+def size_label(size):
     return f"{size / 1e6:.2f}M" if size >= 1e5 else str(size)
 
 
@@ -247,7 +247,7 @@ def main(argv=None):
               f"{args.runs} calls per entry and size, interleaved", flush=True)
         samples, errors = measure(entries, sizes, args)
     result = {"gpu": torch.cuda.get_device_name(), "mode": args.mode, "entries": summarize(samples, errors)}
-    result["disturbed"] = disturbance(result["entries"], sizes) if result["entries"] else []
+    result["disturbed"] = disturbance(result["entries"], sizes)
     print(report(result, sizes, errors))
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "versus.json"), "w") as f:
