@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
 # The GPU run, in steps chosen by STEPS (default "build test leaderboard"):
 #   build        build for TORCH_CUDA_ARCH_LIST (default 9.0) with MAX_JOBS=16
-#   test         the whole pytest suite but the compile-only tests/test_archs.py (CUDA tests must run, not skip)
+#   test         the whole pytest suite but the compile-only tests/test_archs.py (CUDA tests must run, not skip);
+#                SLICE=NAME runs one slice instead, each sized to finish inside one
+#                10-minute device call (the whole suite took 390 s + 160 s on an H200
+#                and did not fit one call on the H100 hosts seen):
+#                  core    test_bit_identity test_cuda_tree test_contracts
+#                  export  test_popcorn (compiles the exported file with load_inline)
+#                  sums    test_sum test_fuzz test_reliability test_ladder
+#                  switch  test_switch test_versus
+#                  rest    every other file but test_archs and test_distributed
+#                  multi   test_distributed (needs two GPUs)
 #   compare      redux.sum vs torch.sum on the six competition sizes
 #   shapes       python -m leaderboard shapes (the performance targets)
 #   variants     bench/variants.cu: design variants and load patterns,
@@ -28,11 +37,35 @@ if has build; then
   grep -E "^redux:" "$OUT/build.log"
   ldd redux/_C*.so | grep -E "libstdc"
 fi
+# The slices of the suite (SLICE, see above): test files, tests/ implied.
+declare -A SLICES=(
+  [core]="test_bit_identity test_cuda_tree test_contracts"
+  [export]="test_popcorn"
+  [sums]="test_sum test_fuzz test_reliability test_ladder"
+  [switch]="test_switch test_versus"
+  [multi]="test_distributed"
+)
+slice_files() {  # the files of slice $1, one per line
+  if [[ $1 == rest ]]; then
+    local named=" test_archs test_distributed ${SLICES[*]} " f
+    for f in tests/test_*.py; do f=$(basename "$f" .py); [[ $named == *" $f "* ]] || echo "tests/$f.py"; done
+  elif [[ -n ${SLICES[$1]:-} ]]; then
+    local f; for f in ${SLICES[$1]}; do echo "tests/$f.py"; done
+  else
+    echo "device_check: SLICE must be one of: ${!SLICES[*]} rest (got '$1')" >&2; return 1
+  fi
+}
 if has test; then
   # tests/test_archs.py is nvcc work for five architectures (CPU time, run by
   # CI); left out here to keep a GPU run inside the device tool's 10 minutes.
-  python3 -m pytest tests -q -ra --ignore=tests/test_archs.py ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" |
-    tail -${TEST_TAIL:-8}
+  if [[ -n ${SLICE:-} ]]; then
+    files=$(slice_files "$SLICE") || exit 2
+    # shellcheck disable=SC2086
+    python3 -m pytest $files -q -ra ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest_$SLICE.log" | tail -${TEST_TAIL:-8}
+  else
+    python3 -m pytest tests -q -ra --ignore=tests/test_archs.py ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" |
+      tail -${TEST_TAIL:-8}
+  fi
 fi
 if has compare; then  # the harness with redux.sum only (torch.sum is always scored)
   python3 -m leaderboard --ops sum --no-plot --out "$OUT/compare" 2>/tmp/compare.err | tee "$OUT/compare.txt"
