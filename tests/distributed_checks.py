@@ -161,3 +161,8 @@ def run(rank, world, backend, init_file, out_dir, checks, extra_cases=()):
         failures.append(traceback.format_exc())
     with open(os.path.join(out_dir, f"rank{rank}.txt"), "w") as f:
         f.write("\n".join(failures))
+    # The report above is this rank's result; leave without the interpreter's
+    # teardown. Once on CI (gloo, 2 ranks) a rank aborted with "terminate
+    # called without an active exception", which torch's C++ side raises when
+    # a thread is left running at exit; not reproduced in 16 reruns.
+    os._exit(0)

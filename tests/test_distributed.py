@@ -23,11 +23,15 @@ def spawn(world, backend, checks, extra_cases=()):
         ctx = mp.start_processes(run, args=(world, backend, init_file, tmp, checks, extra_cases), nprocs=world,
                                  join=False, start_method="spawn")
         deadline = time.monotonic() + DEADLINE_S
-        while not ctx.join(timeout=5):
-            if time.monotonic() > deadline:
-                for p in ctx.processes:
-                    p.kill()
-                pytest.fail(f"{world} ranks did not finish within {DEADLINE_S} s (a hang)")
+        try:
+            while not ctx.join(timeout=5):
+                if time.monotonic() > deadline:
+                    for p in ctx.processes:
+                        p.kill()
+                    pytest.fail(f"{world} ranks did not finish within {DEADLINE_S} s (a hang)")
+        except mp.ProcessExitedException as e:
+            written = [r for r in range(world) if os.path.exists(os.path.join(tmp, f"rank{r}.txt"))]
+            pytest.fail(f"a rank died: {e}; ranks that had written their report: {written}")
         reports = []
         for r in range(world):
             with open(os.path.join(tmp, f"rank{r}.txt")) as f:
