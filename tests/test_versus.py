@@ -68,8 +68,10 @@ def test_report_reads_saved_runs_without_a_gpu(capsys):
     assert versus.main(["--report", os.path.join(results, "h200", "versus.json")]) == 0
     out = capsys.readouterr().out
     assert "redux" in out and "quiet: at every size" in out
-    assert versus.main(["--report", os.path.join(results, "h100", "versus_disturbed_a.json")]) == 0
-    assert "DISTURBED" in capsys.readouterr().out
+    for kept in (("h100", "versus_disturbed_a.json"), ("h100", "versus_disturbed_d.json"),
+                 ("h200", "versus_disturbed_faithful_atomic.json")):
+        assert versus.main(["--report", os.path.join(results, *kept)]) == 0
+        assert "DISTURBED" in capsys.readouterr().out, kept
     assert versus.main(["--report", os.path.join(ROOT, "README.md")]) == 2
     assert "cannot read" in capsys.readouterr().err
 

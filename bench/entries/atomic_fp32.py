@@ -29,10 +29,11 @@ __global__ void __launch_bounds__(kThreads) atomic_sum_kernel(const float *__res
   const int64_t n4 = n / 4;
   const int64_t stride = (int64_t)gridDim.x * kThreads;
   float acc = 0.0f;
-  // A tile is two float4 per thread: i and i + stride.
-  for (int64_t i = (int64_t)blockIdx.x * kThreads + threadIdx.x; i < n4; i += 2 * stride) {
+  // A tile is 2 * kThreads contiguous float4 (32 KB), two per thread;
+  // blocks grid-stride over tiles.
+  for (int64_t i = (int64_t)blockIdx.x * 2 * kThreads + threadIdx.x; i < n4; i += 2 * stride) {
     const float4 a = __ldcs(x4 + i);
-    const float4 b = i + stride < n4 ? __ldcs(x4 + i + stride) : make_float4(0.f, 0.f, 0.f, 0.f);
+    const float4 b = i + kThreads < n4 ? __ldcs(x4 + i + kThreads) : make_float4(0.f, 0.f, 0.f, 0.f);
     acc += ((a.x + a.y) + (a.z + a.w)) + ((b.x + b.y) + (b.z + b.w));
   }
   if (blockIdx.x == 0 && threadIdx.x < n - 4 * n4) acc += x[4 * n4 + threadIdx.x];
