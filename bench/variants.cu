@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,split,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,stream,tiles,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -46,6 +46,13 @@
  *   split    the same chunks read by 512 x 4 or 1024 x 2 threads x loads
  *            (the first 256 threads fold all 8 tiles: the same bits), and
  *            the bulk copy issued before the block's first barrier.
+ *   stream   the previous tree's 8-tile chunks streamed on resident blocks
+ *            (loads ahead and blocks per SM varied, barrier-free warp
+ *            trees), beside the product's launcher and the fastest pure
+ *            reads; bits checked against fixed_sum<8, 1>'s (not taken).
+ *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
+ *            grid-stride): its fp32 float atomics, and fp64 lanes with
+ *            ordered partials at 1-4 tiles a block and its 4288 blocks.
  *   trace    the product's two finishes and eight candidates with
  *            %globaltimer stamps: when each block's loads returned, when the
  *            finishing block saw every partial, its tree and its store,
@@ -1899,6 +1906,369 @@ void section_split(Bench &b) {
     }
   }
 }
+
+
+/* ---- the public H100 entry's schedule (section `tiles`) -------------------
+ * From its public description: blocks of 1024 threads, tiles of 2048
+ * contiguous float4 (32 KB), two loads a thread a tile, blocks grid-stride
+ * over tiles. ACC 0: fp32 lanes and tree, one float2 atomicAdd a block into
+ * one of 4 slots, integer ticket, the last block adds the slots (the entry).
+ * ACC 1: the same schedule with fp64 lanes and tree, each block's partial
+ * stored, ticket, the last block combines the partials in block order
+ * (deterministic for a grid fixed by the shape). n: a multiple of 8192. */
+__device__ __forceinline__ float warp_sum_f32(float v) {
+  for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
+  return v;
+}
+template <int ACC>
+__global__ void __launch_bounds__(1024)
+tiles_sum(const float4 *__restrict__ x4, int64_t n4, float *y, unsigned int *ticket, double *partials, float2 *fslots) {
+  __shared__ double sd[32];
+  __shared__ float sf[32];
+  __shared__ bool is_last;
+  const int tid = threadIdx.x;
+  const int64_t stride = (int64_t)gridDim.x * 2048;
+  double accd = 0.0;
+  float accf = 0.0f;
+  for (int64_t i = (int64_t)blockIdx.x * 2048 + tid; i < n4; i += stride) {
+    const float4 a = __ldcs(x4 + i), b = __ldcs(x4 + i + 1024);
+    if (ACC == 0) {
+      accf += ((a.x + a.y) + (a.z + a.w)) + ((b.x + b.y) + (b.z + b.w));
+    } else {
+      accd += (double)a.x; accd += (double)a.y; accd += (double)a.z; accd += (double)a.w;
+      accd += (double)b.x; accd += (double)b.y; accd += (double)b.z; accd += (double)b.w;
+    }
+  }
+  if (ACC == 0) {
+    accf = warp_sum_f32(accf);
+    if ((tid & 31) == 0) sf[tid >> 5] = accf;
+    __syncthreads();
+    if (tid < 32) {
+      const float v = warp_sum_f32(sf[tid]);
+      if (tid == 0) {
+        atomicAdd(&fslots[blockIdx.x & 3], make_float2(v, 0.0f));
+        __threadfence();
+        is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+      }
+    }
+    __syncthreads();
+    if (is_last && tid == 0) {
+      __threadfence();
+      float s = 0.0f;
+      for (int k = 0; k < 4; ++k) {
+        s += __ldcg(&fslots[k].x) + __ldcg(&fslots[k].y);
+        fslots[k] = make_float2(0.0f, 0.0f);
+      }
+      *ticket = 0;
+      *y = s;
+    }
+    return;
+  }
+  accd = block_reduce_sum<P, 1024>(accd, sd);
+  if (tid == 0) partials[blockIdx.x] = accd;
+  if (!last_block_ticket(ticket, 0, gridDim.x)) return;
+  double r = combine_strided<P>(0.0, partials, tid, gridDim.x, 1024);
+  r = block_reduce_sum<P, 1024>(r, sd);
+  if (tid == 0) *y = (float)r;
+}
+
+void section_tiles(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y, *sink = b.sink;
+  printf("== the public H100 entry's schedule: fp32 atomics (the entry) and fp64 with ordered partials\n");
+  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800};
+  const Scratch sc(x, 52428800);
+  unsigned int *cnt = sc.cnt;
+  double *parts = sc.parts;
+  float2 *fslots = reinterpret_cast<float2 *>(sc.slots);
+  const std::vector<float> &h = sc.h;
+  const int rounds = rounds_or(2);
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      const double ref = prefix_sum(h, n);
+      const int64_t n4 = n / 4;
+      const int64_t tiles = n4 / 2048;
+      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      std::vector<Timed> vs{product_timed(b, n)};
+      vs.push_back({"read b1024 l1", false, [=] {
+                      read_fixed<1024, 1, H_CS><<<(unsigned)ceil_div(n4, (int64_t)1024), 1024, 0, st>>>(x4, n4, sink);
+                    }});
+      vs.push_back({"read b1024 l2", false, [=] {
+                      read_fixed<1024, 2, H_CS><<<(unsigned)ceil_div(n4, (int64_t)2048), 1024, 0, st>>>(x4, n4, sink);
+                    }});
+      const int64_t chunks8 = n / 8192;
+      unsigned long long *slots = sc.slots + (1 << 16); /* past the entry's float2 slots */
+      vs.push_back({"fixed t8 ticket (prev tree)", true, [=] {
+                      fixed_sum<8, 0><<<(unsigned)chunks8, 256, 0, st>>>(x, y, n, chunks8, cnt, parts, slots);
+                    }});
+      vs.push_back({"fixed t8 polled (prev tree)", true, [=] {
+                      fixed_sum<8, 1><<<(unsigned)chunks8, 256, 0, st>>>(x, y, n, chunks8, cnt, parts, slots);
+                    }});
+      vs.push_back({"entry fp32 atomics g4288", true, [=] {
+                      tiles_sum<0><<<4288, 1024, 0, st>>>(x4, n4, y, cnt, parts, fslots);
+                    }});
+      for (int per : {1, 2, 3, 4}) {
+        const int g = (int)ceil_div(tiles, (int64_t)per);
+        char nm[64];
+        snprintf(nm, sizeof nm, "fp64 ordered %d tiles/block", per);
+        vs.push_back({nm, true, [=] { tiles_sum<1><<<g, 1024, 0, st>>>(x4, n4, y, cnt, parts, fslots); }});
+      }
+      vs.push_back({"fp64 ordered g4288", true, [=] {
+                      tiles_sum<1><<<4288, 1024, 0, st>>>(x4, n4, y, cnt, parts, fslots);
+                    }});
+      print_timed(T, "tiles", round, n, ref, y, vs);
+    }
+  }
+}
+
+/* ---- streamed chunks (section `stream`) ----------------------------------
+ * Measured and not taken (leaderboard/PERFORMANCE.md): the 256-lane 8-tile
+ * chunks of the previous full-sum tree (the bench's fixed_sum<8, 1> gives
+ * their bits) on blocks that stay resident: block b of `streamers` takes
+ * chunks b, b + streamers, ... and each thread keeps DEPTH loads running
+ * ahead of its adds, across chunk boundaries. A chunk's block tree is
+ * split: each warp reduces its lanes by shuffles and leaves its result in a
+ * shared ring; the warp that arrives last for a chunk (a shared-memory
+ * ticket) combines the warps in block_reduce_sum's order and publishes the
+ * chunk's slot: no block barrier in the loop. The grid's last block streams
+ * nothing: it combines the slots in chunk order while the others stream,
+ * sleeping between polls. */
+/* Chunks a streaming block keeps in its shared ring: how far its fastest
+ * warp may run ahead of its slowest (a warp that would lap the ring waits). */
+constexpr int kStreamRing = 4;
+/* The finishing block's pause between polls of a slot not yet full: it
+ * polls for the whole kernel, and a tight loop of L2 loads competes with
+ * the stream for no gain. */
+constexpr int kStreamPollSleepNs = 128;
+
+/* combine_polled's order (finish.cuh) with a pause between polls: this
+ * waiter starts long before the slots fill. */
+__device__ double stream_combine_polled(unsigned long long *slots, int64_t first, int64_t count) {
+  double r = 0.0;
+  for (int64_t k = first; k < count; k += 256) {
+    slot_words w = load_slot<double>(slots + kSlotU64 * k);
+    while (!slot_full(w)) {
+      __nanosleep(kStreamPollSleepNs);
+      w = load_slot<double>(slots + kSlotU64 * k);
+    }
+    store_slot(slots + kSlotU64 * k, 0ull, 0ull);
+    double val;
+    slot_value(w, &val);
+    r += val;
+  }
+  return r;
+}
+
+
+/* Lane 0 of block_reduce_sum's second stage over warp results w[0, WARPS):
+ * the same shuffle tree (warp_reduce_sum over warp_tree_width lanes, lanes
+ * past WARPS holding zero), evaluated in one thread. */
+template <typename P, int WARPS>
+__device__ __forceinline__ typename P::acc_t warps_tree(const typename P::acc_t (&w)[WARPS]) {
+  constexpr int W = warp_tree_width<WARPS>();
+  typename P::acc_t v[W];
+#pragma unroll
+  for (int l = 0; l < W; ++l) v[l] = l < WARPS ? w[l] : P::zero();
+#pragma unroll
+  for (int off = W / 2; off > 0; off /= 2)
+#pragma unroll
+    for (int l = 0; l < off; ++l) v[l] = P::combine(v[l], v[l + off]);
+  return v[0];
+}
+
+/* A streaming block's shared ring: warp results of kStreamRing chunks. */
+template <typename acc_t>
+struct stream_ring {
+  acc_t parts[kStreamRing][kBlock / 32];
+  unsigned int arrived[kStreamRing];
+  unsigned int next[kStreamRing]; /* the local chunk number the entry takes next */
+};
+
+/* Called by every lane of a warp with its lane sum of local chunk k (global
+ * chunk c). The warp's shuffle tree, then lane 0 files the warp's result;
+ * the last warp of the block to file chunk k publishes its slot. */
+template <typename P>
+__device__ __forceinline__ void stream_file_chunk(typename P::acc_t acc, unsigned int k, int64_t c,
+                                                  stream_ring<typename P::acc_t> &ring, unsigned long long *slots) {
+  constexpr int WARPS = kBlock / 32;
+  acc = warp_reduce_sum<P>(acc, 32);
+  if ((threadIdx.x & 31) != 0) return;
+  const int e = (int)(k % kStreamRing);
+  while (*(volatile unsigned int *)&ring.next[e] != k) {
+  }
+  ring.parts[e][threadIdx.x >> 5] = acc;
+  __threadfence_block(); /* the result before the arrival */
+  if (atomicAdd(&ring.arrived[e], 1u) != WARPS - 1) return;
+  __threadfence_block(); /* every warp's result after its arrival */
+  typename P::acc_t w[WARPS];
+#pragma unroll
+  for (int i = 0; i < WARPS; ++i) w[i] = ring.parts[e][i];
+  publish_slot(slots, c, warps_tree<P, WARPS>(w));
+  ring.arrived[e] = 0;
+  __threadfence_block(); /* the reset before the entry is handed on */
+  *(volatile unsigned int *)&ring.next[e] = k + kStreamRing;
+}
+
+/* x: 16-byte aligned, n elements in `chunks` (>= 2) chunks of chunk_len
+ * (kUnroll tiles; the last may be partial); slots: 2 * chunks zeroed
+ * 64-bit words (finish.cuh), left zeroed. gridDim.x - 1 blocks stream, the
+ * last one finishes. */
+template <typename In, typename Out, int DEPTH>
+__global__ void __launch_bounds__(kBlock)
+sum_stream_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t chunks, int64_t chunk_len,
+                  unsigned long long *slots) {
+  using P = sum_policy<In, Out>;
+  using acc_t = typename P::acc_t;
+  constexpr int VEC = vec_of<In>::value;
+  static_assert(kUnroll % DEPTH == 0, "DEPTH must divide a chunk's tiles");
+  const int tid = threadIdx.x;
+  const int64_t streamers = (int64_t)gridDim.x - 1;
+  if (blockIdx.x == streamers) {
+    __shared__ acc_t scratch[kBlock / 32];
+    acc_t r = stream_combine_polled(slots, tid, chunks);
+    r = block_reduce_sum<P, kBlock>(r, scratch);
+    if (tid == 0) *y = P::finish(r);
+    return;
+  }
+  __shared__ stream_ring<acc_t> ring;
+  if (tid < kStreamRing) {
+    ring.arrived[tid] = 0;
+    ring.next[tid] = (unsigned int)tid;
+  }
+  __syncthreads();
+  const int64_t tile = (int64_t)kBlock * VEC;
+  const int64_t whole = n / chunk_len; /* chunks of kUnroll whole tiles */
+  const In *xt = x + (int64_t)tid * VEC;
+  int64_t c = blockIdx.x;
+  unsigned int k = 0;
+  In ahead[DEPTH][VEC];
+  if (c < whole) {
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d) load_vec<In, VEC, true, true>(xt + c * chunk_len + d * tile, ahead[d]);
+  }
+  for (; c < whole; c += streamers, ++k) {
+    const int64_t next = c + streamers;
+    acc_t acc = P::zero();
+#pragma unroll
+    for (int j = 0; j < kUnroll; j += DEPTH) {
+      In cur[DEPTH][VEC];
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d)
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) cur[d][e] = ahead[d][e];
+      /* The next DEPTH vectors, this chunk's or the next chunk's first,
+       * go out before this group is added. */
+      if (j + DEPTH < kUnroll) {
+#pragma unroll
+        for (int d = 0; d < DEPTH; ++d)
+          load_vec<In, VEC, true, true>(xt + c * chunk_len + (j + DEPTH + d) * tile, ahead[d]);
+      } else if (next < whole) {
+#pragma unroll
+        for (int d = 0; d < DEPTH; ++d) load_vec<In, VEC, true, true>(xt + next * chunk_len + d * tile, ahead[d]);
+      }
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d)
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) acc = P::add(acc, cur[d][e]);
+    }
+    stream_file_chunk<P>(acc, k, c, ring, slots);
+  }
+  /* The partial last chunk, read by its owner as sum_chunks_kernel reads it. */
+  if (c == whole && whole < chunks) {
+    const acc_t acc = lane_sum_tiles<P, VEC, kUnroll, true, true>(x + whole * chunk_len, n - whole * chunk_len, 0,
+                                                                  1, tid, kBlock, P::zero());
+    stream_file_chunk<P>(acc, k, c, ring, slots);
+  }
+}
+
+/* The section: DEPTH loads ahead per thread and streaming blocks per SM
+ * (the grid: SMs x BPS streaming blocks + the finishing one) varied, beside
+ * the product's launcher and the two fastest pure reads measured so far
+ * (pieces of 8 KB at 4 blocks an SM, 16 KB at 2); every sum's bits against
+ * fixed_sum<8, 1>'s (the same tree, so they must be equal), at the six
+ * competition sizes, a ragged size and 256 MiB. */
+template <int DEPTH>
+Timed stream_timed(const Bench &b, int64_t n, int bps, unsigned long long *slots) {
+  int dev = 0, sms = 0, fit = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, sum_stream_kernel<float, float, DEPTH>, 256, 0));
+  const int64_t chunk_len = (int64_t)kUnroll * 1024;
+  const int64_t chunks = ceil_div(n, chunk_len);
+  const int streamers = (int)std::min<int64_t>(chunks, (int64_t)sms * bps);
+  char nm[64];
+  snprintf(nm, sizeof nm, "stream d%d bps%d (fit %d)", DEPTH, bps, fit);
+  const float *x = b.x;
+  float *y = b.y;
+  const cudaStream_t st = b.st;
+  return {nm, true, [=] {
+            sum_stream_kernel<float, float, DEPTH><<<streamers + 1, 256, 0, st>>>(x, y, n, chunks, chunk_len, slots);
+          }};
+}
+
+void section_stream(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y, *sink = b.sink;
+  printf("== streamed chunks: loads ahead (d) x streaming blocks per SM (bps), bits against the product's\n");
+  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800, 52428800 - 4093, (int64_t)1 << 26};
+  const Scratch sc(x, (int64_t)1 << 26);
+  unsigned long long *slots = sc.slots;
+  const std::vector<float> &h = sc.h;
+  const int rounds = rounds_or(2);
+  const char *only = getenv("STREAM_BPS"); /* e.g. "3,4,5": the bps to time */
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      const double ref = prefix_sum(h, n);
+      const int64_t n4 = n / 4;
+      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      /* the 256-lane 8-tile tree's bits: the block-per-chunk prototype */
+      const int64_t chunks8 = ceil_div(n, (int64_t)8192);
+      fixed_sum<8, 1><<<(unsigned)chunks8, 256, 0, st>>>(x, y, n, chunks8, sc.cnt, sc.parts, slots);
+      CK(cudaStreamSynchronize(st));
+      unsigned int want = 0;
+      CK(cudaMemcpy(&want, y, 4, cudaMemcpyDeviceToHost));
+      std::vector<Timed> vs{product_timed(b, n)};
+      vs.push_back({"read b256 l2 occ4", false, [=] {
+                      read_fixed<256, 2, H_CS><<<(unsigned)ceil_div(n4, (int64_t)512), 256, 0, st>>>(x4, n4, sink);
+                    }});
+      vs.push_back({"read b1024 l1", false, [=] {
+                      read_fixed<1024, 1, H_CS><<<(unsigned)ceil_div(n4, (int64_t)1024), 1024, 0, st>>>(x4, n4, sink);
+                    }});
+      for (int bps = 2; bps <= 6; ++bps) {
+        char tag[8];
+        snprintf(tag, sizeof tag, "%d", bps);
+        if (only && !strstr(only, tag)) continue;
+        vs.push_back(stream_timed<1>(b, n, bps, slots));
+        vs.push_back(stream_timed<2>(b, n, bps, slots));
+        vs.push_back(stream_timed<4>(b, n, bps, slots));
+      }
+      /* one streaming block: the bits must not move with the grid */
+      if (round == 0 && n <= 3276800) {
+        const int64_t chunks = ceil_div(n, (int64_t)8192);
+        vs.push_back({"stream d2 one streamer", true, [=] {
+                        sum_stream_kernel<float, float, 2><<<2, 256, 0, st>>>(x, y, n, chunks, 8192, slots);
+                      }});
+      }
+      for (const auto &v : vs) {
+        auto t = T.time(v.f);
+        char tail[64] = "";
+        if (v.sum) {
+          unsigned int got = 0;
+          CK(cudaMemcpy(&got, y, 4, cudaMemcpyDeviceToHost));
+          float out;
+          memcpy(&out, &got, 4);
+          const bool tree8 = v.name.rfind("stream", 0) == 0; /* the product has its own tree */
+          snprintf(tail, sizeof tail, "  %s %s", !tree8 ? "" : got == want ? "same bits" : "BITS DIFFER",
+                   out == (float)ref ? "= ref" : "!= ref");
+        }
+        printf("stream r%d n=%-10lld %-28s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round, (long long)n,
+               v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, tail);
+      }
+    }
+  }
+}
 }  // namespace
 
 int main() {
@@ -1925,7 +2295,7 @@ int main() {
       {"read", section_read},     {"parts", section_parts}, {"trace", section_trace}, {"launch", section_launch},
       {"sum", section_sum},       {"cols", section_cols},   {"rows", section_rows},
       {"fixed", section_fixed}, {"occ", section_occ}, {"persist", section_persist}, {"small", section_small},
-      {"bulk", section_bulk}, {"split", section_split},
+      {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
