@@ -1413,15 +1413,22 @@ double prefix_sum(const std::vector<float> &h, int64_t n) {
 }
 
 /* Times each launch and prints median, mean, bandwidth and the check. */
+/* want_bits: when given, sums whose name starts with want_prefix are also
+ * compared bit for bit with *want_bits (a tree they must reproduce). */
 void print_timed(Timer &T, const char *tag, int round, int64_t n, double ref, const float *y,
-                 const std::vector<Timed> &vs) {
+                 const std::vector<Timed> &vs, const unsigned int *want_bits = nullptr,
+                 const char *want_prefix = "") {
   for (const auto &v : vs) {
     auto t = T.time(v.f);
     char tail[64] = "";
     if (v.sum) {
       float out = 0;
       CK(cudaMemcpy(&out, y, 4, cudaMemcpyDeviceToHost));
-      snprintf(tail, sizeof tail, "  %s", out == (float)ref ? "= ref" : "!= REF");
+      unsigned int bits;
+      memcpy(&bits, &out, 4);
+      const bool checked = want_bits && v.name.rfind(want_prefix, 0) == 0;
+      snprintf(tail, sizeof tail, "  %s%s", out == (float)ref ? "= ref" : "!= REF",
+               !checked ? "" : bits == *want_bits ? "  same bits" : "  BITS DIFFER");
     }
     printf("%s r%d n=%-10lld %-28s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", tag, round, (long long)n,
            v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, tail);
@@ -2251,21 +2258,7 @@ void section_stream(Bench &b) {
                         sum_stream_kernel<float, float, 2><<<2, 256, 0, st>>>(x, y, n, chunks, 8192, slots);
                       }});
       }
-      for (const auto &v : vs) {
-        auto t = T.time(v.f);
-        char tail[64] = "";
-        if (v.sum) {
-          unsigned int got = 0;
-          CK(cudaMemcpy(&got, y, 4, cudaMemcpyDeviceToHost));
-          float out;
-          memcpy(&out, &got, 4);
-          const bool tree8 = v.name.rfind("stream", 0) == 0; /* the product has its own tree */
-          snprintf(tail, sizeof tail, "  %s %s", !tree8 ? "" : got == want ? "same bits" : "BITS DIFFER",
-                   out == (float)ref ? "= ref" : "!= ref");
-        }
-        printf("stream r%d n=%-10lld %-28s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round, (long long)n,
-               v.name.c_str(), t.first, t.second, n * 4 / t.first / 1e3, tail);
-      }
+      print_timed(T, "stream", round, n, ref, y, vs, &want, "stream");
     }
   }
 }
