@@ -17,16 +17,29 @@ namespace redux {
  * (8 tiles: 32 KB, each thread's 8 loads all in flight at once). */
 constexpr int kUnroll = 8;
 /* How a full sum is cut and scheduled, by input size. Inputs up to
- * kStreamMaxBytes (common.cuh: the ones read with evict-first loads) are cut
- * into chunks of kUnroll tiles and launched one block per chunk: the
+ * kStreamMaxBytes (common.cuh: the ones read with evict-first loads) take
+ * the wide tree: chunks of kWideTiles tiles of kWideBlock vectors (32 KB),
+ * a block of kWideBlock threads each, launched one block per chunk (the
  * hardware hands chunks out in index order, so the blocks at work read one
- * narrow window, and a block that ends early takes the next chunk. Larger
- * inputs are cut into at most kChunksTarget chunks that stream on blocks
- * that fit at once. Measured (bench/variants.cu sections fixed and small,
- * bench/results/{h100,h200}/): at 52.4M fp32 the small chunks took 78.1 us
- * on the H100 and 59.2 on the H200 against 82.8 and 62.1 for ~400 chunks on
- * resident blocks; at 1 GiB they lost on the H200 (272-281 us against 248)
- * and tied on the H100 (358-360 against 364). */
+ * narrow window) and finished by polled slots. Measured (bench/variants.cu
+ * section wide, bench/results/{h100,h200}/wide.txt), at 52.4M fp32: 76.6 us
+ * on the H100 and 55.6 on the H200, against 78.4 and 59.2 for the previous
+ * tree (kBlock lanes, kUnroll tiles a chunk) and 76.6 and 58.4 for the
+ * public fp32 float-atomic entry; faster at every size from 1.6M. Larger
+ * inputs are cut into at most kChunksTarget chunks of kBlock lanes that
+ * stream on blocks that fit at once: at 1 GiB the small chunks lost on the
+ * H200 (272-281 us against 248) and tied on the H100 (358-360 against 364). */
+constexpr int kWideBlock = 1024;
+constexpr int kWideTiles = 2;
+/* Blocks of kWideBlock per SM the compiler must leave registers for: all
+ * the threads an SM holds (2048 on sm_80, sm_90 and sm_100: 32 registers a
+ * thread; 1536 on sm_86, sm_87, sm_89 and sm_120: one block). Never the bits. */
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || \
+                               __CUDA_ARCH__ >= 1200)
+constexpr int kWideMinBlocks = 1;
+#else
+constexpr int kWideMinBlocks = 2;
+#endif
 constexpr int64_t kChunksTarget = 512;
 /* Blocks per SM the compiler must leave registers for. */
 constexpr int kChunksMinBlocks = 4;
@@ -40,8 +53,9 @@ constexpr int kChunksMinBlocks = 4;
  * rows family's reduction tree. */
 constexpr int64_t kRowsChunkTiles = 128;
 
-/* The polled finish (finish.cuh) for single rows whose input is at most
- * this many bytes; larger inputs keep the ticket. Measured with 8-tile
+/* The polled finish (finish.cuh) for single rows of kBlock lanes (a rows
+ * call with one long row; the wide tree polls at every size) whose input is
+ * at most this many bytes; larger inputs keep the ticket. Measured with 8-tile
  * chunks a block each: the polled finish was 0.4-1.1 us faster up to 52 MB
  * on the H100 and the H200, level at 105 MB, and at 210 MB 1.9 us slower on
  * the H100 (its one waiting block polls 6400 slots) and 0.4 us faster on the
@@ -51,37 +65,49 @@ constexpr int64_t kPollMaxBytes = (int64_t)64 << 20;
 
 struct chunks_plan {
   family_plan f;
-  int64_t tiles;     /* tiles of kBlock vectors per row */
+  int lanes;         /* threads a chunk is spread over (its block): kBlock, or kWideBlock for the wide tree */
+  int64_t tiles;     /* tiles of `lanes` vectors per row */
   int64_t per_chunk; /* tiles per chunk (the last chunk of a row may have fewer) */
   int64_t chunks;    /* chunks per row */
   int64_t items;     /* (row, chunk) work items */
   bool polled;       /* one row, several chunks: the polled finish */
-  bool small_chunks; /* a full sum in kUnroll-tile chunks, a block each */
+  bool small_chunks; /* a full sum in the wide tree's chunks, a block each */
 };
 
 /* family: REDUX_FULL (one row, the chunk count fills the GPU) or REDUX_ROWS
  * (every row cut alike, whatever outer is). */
 inline chunks_plan plan_chunks(redux_shape s, redux_dtype in, redux_family family) {
-  const int64_t tile = (int64_t)kBlock * (16 / redux_dtype_size(in));
+  const int64_t vec = 16 / redux_dtype_size(in);
   chunks_plan p;
-  p.tiles = ceil_div(s.n, tile);
-  /* Tiles per chunk: kUnroll for a full sum of a streamed input
-   * (kChunksTarget says why); else a power of two, enough that one row's
-   * chunks stay at most kChunksTarget, and at least kUnroll (full) or
-   * kRowsChunkTiles (rows). A function of the row alone (never of outer),
-   * so a row's bits do not depend on how many rows share the call: sums
-   * over trailing dims are batch-invariant. A power of two so that even
-   * shards of power-of-two and competition sizes start on a chunk
+  /* A full sum of a streamed input takes the wide tree (kChunksTarget says
+   * why), a chunk a block. */
+  p.small_chunks = family != REDUX_ROWS && stream_hint(s.n * redux_dtype_size(in));
+  p.lanes = p.small_chunks ? kWideBlock : kBlock;
+  p.tiles = ceil_div(s.n, (int64_t)p.lanes * vec);
+  /* Tiles per chunk: kWideTiles in the wide tree; else a power of two,
+   * enough that one row's chunks stay at most kChunksTarget, and at least
+   * kUnroll (full) or kRowsChunkTiles (rows). A function of the row alone
+   * (never of outer), so a row's bits do not depend on how many rows share
+   * the call: sums over trailing dims are batch-invariant. A power of two so
+   * that even shards of power-of-two and competition sizes start on a chunk
    * (redux.distributed). */
   const int64_t least = family == REDUX_ROWS ? kRowsChunkTiles : kUnroll;
-  p.small_chunks = family != REDUX_ROWS && stream_hint(s.n * redux_dtype_size(in));
-  p.per_chunk = p.small_chunks ? least : pow2_at_least(ceil_div(p.tiles, kChunksTarget));
-  if (p.per_chunk < least) p.per_chunk = least;
+  if (p.small_chunks) {
+    p.per_chunk = kWideTiles;
+  } else {
+    p.per_chunk = pow2_at_least(ceil_div(p.tiles, kChunksTarget));
+    if (p.per_chunk < least) p.per_chunk = least;
+  }
   p.chunks = ceil_div(p.tiles, p.per_chunk);
   p.items = s.outer * p.chunks;
   /* Integer inputs accumulate in integers: no spare bit pattern for a slot,
-   * so they keep the ticket. */
-  p.polled = s.outer == 1 && p.chunks > 1 && in != REDUX_I64 && s.n * redux_dtype_size(in) <= kPollMaxBytes;
+   * so they keep the ticket. The wide tree polls at every size: its
+   * kWideBlock-thread finisher waits on 8192 slots at most (2048 fp32 at
+   * 52.4M on the H100: 76.6 us polled, 76.3 with a ticket; on the H200 55.6
+   * against 64.4: the ticket's fence and atomic per block cost more there). */
+  const bool pollable_in = in != REDUX_I64;
+  p.polled = s.outer == 1 && p.chunks > 1 && pollable_in &&
+             (p.small_chunks || s.n * redux_dtype_size(in) <= kPollMaxBytes);
   /* Counter words: a slot per chunk, else a ticket counter per row. */
   p.f.segments = p.chunks == 1 ? 0 : p.polled ? kSlotCounterWords * p.chunks : s.outer;
   p.f.partials = p.chunks > 1 && !p.polled ? p.items : 0;
@@ -90,7 +116,7 @@ inline chunks_plan plan_chunks(redux_shape s, redux_dtype in, redux_family famil
 
 /* Elements of a row in one chunk: the unit a sharded sum cuts n into. */
 inline int64_t chunk_elements(const chunks_plan &p, redux_dtype in) {
-  return p.per_chunk * (int64_t)kBlock * (16 / redux_dtype_size(in));
+  return p.per_chunk * (int64_t)p.lanes * (16 / redux_dtype_size(in));
 }
 
 }  // namespace redux

@@ -33,13 +33,13 @@ inline int64_t cached_device_answer(const void *kernel, size_t key, int64_t fall
   return value;
 }
 
-/* Blocks that fit on the current device at once for `kernel`: SM count x
- * occupancy. */
-inline int64_t device_fit(const void *kernel, size_t smem) {
+/* Blocks of `block` threads that fit on the current device at once for
+ * `kernel`: SM count x occupancy. */
+inline int64_t device_fit(const void *kernel, size_t smem, int block = kBlock) {
   return cached_device_answer(kernel, smem, 1, [&](int dev) {
     int sms = 0, per_sm = 0;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, smem);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
     return (int64_t)(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
   });
 }
@@ -80,9 +80,9 @@ inline int64_t cluster_fit(const void *kernel, int cluster) {
  * changes the result; it is sized for speed: at most what fits on the device
  * at once, balanced so every block does the same number of items (+-1). */
 template <typename K>
-int grid_for(K kernel, int64_t items, int forced, size_t smem = 0) {
+int grid_for(K kernel, int64_t items, int forced, size_t smem = 0, int block = kBlock) {
   if (forced > 0) return forced;
-  const int64_t fit = device_fit(reinterpret_cast<const void *>(kernel), smem);
+  const int64_t fit = device_fit(reinterpret_cast<const void *>(kernel), smem, block);
   const int64_t waves = ceil_div(items, fit);
   const int64_t g = ceil_div(items, waves);
   return (int)(g < 1 ? 1 : g);

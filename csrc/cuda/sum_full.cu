@@ -1,6 +1,13 @@
 /* Full reduction [n] -> [] and long rows [outer, n] -> [outer]:
  * one launch, single pass, deterministic last-block finish.
  *
+ *   sum_wide_kernel     A full sum of a streamed input (the plan's wide
+ *                       tree): chunks of kWideTiles tiles of kWideBlock
+ *                       vectors, a block of kWideBlock threads per chunk;
+ *                       thread t adds vector t of each tile in tile order,
+ *                       the block reduces, and the chunk partials go to
+ *                       polled slots (a ticket for integer accumulators)
+ *                       that the last block combines in chunk order.
  *   sum_chunks_kernel   Each row is cut into tiles of kBlock vectors (16-byte
  *                       loads) and runs of per_chunk tiles make its chunks:
  *                       chunk c holds tiles [c * per_chunk, (c + 1) *
@@ -48,12 +55,13 @@ __device__ __forceinline__ int64_t chunk_count(int64_t c, int64_t chunk_len, int
   return n - c * chunk_len < chunk_len ? n - c * chunk_len : chunk_len;
 }
 
-/* The last block: combines a row's chunk partials in chunk order. */
-template <typename P, typename Out>
+/* The last block (BLOCK threads: the chunk's lanes): combines a row's chunk
+ * partials in chunk order. */
+template <typename P, typename Out, int BLOCK = kBlock>
 __device__ __forceinline__ void combine_row(const typename P::acc_t *partials, int64_t chunks,
                                             typename P::acc_t *scratch, Out *y) {
-  typename P::acc_t r = combine_strided<P>(P::zero(), partials, threadIdx.x, chunks, kBlock);
-  r = block_reduce_sum<P, kBlock>(r, scratch);
+  typename P::acc_t r = combine_strided<P>(P::zero(), partials, threadIdx.x, chunks, BLOCK);
+  r = block_reduce_sum<P, BLOCK>(r, scratch);
   if (threadIdx.x == 0) *y = P::finish(r);
 }
 
@@ -109,6 +117,48 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, 
   if (last_block_ticket(counters, 0, gridDim.x)) combine_row<P, Out>(partials, chunks, scratch, y);
 }
 
+/* The wide tree's polled finish, run by the grid's last block. Not inlined:
+ * its batch of slots in flight would otherwise take registers from the
+ * kernel's streaming loop (a 104-byte spill at 32 registers). */
+template <typename P, typename Out>
+__device__ __noinline__ void wide_polled_finish(unsigned int *counters, int64_t chunks, typename P::acc_t *scratch,
+                                                Out *y) {
+  using acc_t = typename P::acc_t;
+  acc_t r = combine_polled<P, (sizeof(acc_t) > 8 ? 2 : 8)>(P::zero(), reinterpret_cast<unsigned long long *>(counters),
+                                                           threadIdx.x, chunks, kWideBlock);
+  r = block_reduce_sum<P, kWideBlock>(r, scratch);
+  if (threadIdx.x == 0) *y = P::finish(r);
+}
+
+/* The wide tree (plan_chunks: a full sum of a streamed input). One block
+ * per chunk, grid-stride when a grid is forced. POLLED: the partials go to
+ * slots and the grid's last block waits for them; else a ticket per block. */
+template <typename In, typename Out, bool ALIGNED, bool STREAM, bool POLLED>
+__global__ void __launch_bounds__(kWideBlock, kWideMinBlocks)
+sum_wide_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t chunks, int64_t chunk_len,
+                unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials) {
+  using P = sum_policy<In, Out>;
+  using acc_t = typename P::acc_t;
+  constexpr int VEC = vec_of<In>::value;
+  __shared__ acc_t scratch[kWideBlock / 32];
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    acc_t acc = lane_sum_tiles<P, VEC, kWideTiles, ALIGNED, STREAM>(x + chunk_begin(c, chunk_len),
+                                                                    chunk_count(c, chunk_len, n), 0, 1, threadIdx.x,
+                                                                    kWideBlock, P::zero());
+    acc = block_reduce_sum<P, kWideBlock>(acc, scratch);
+    if (threadIdx.x != 0) continue;
+    if (chunks == 1) *y = P::finish(acc);
+    else if constexpr (POLLED) publish_slot(reinterpret_cast<unsigned long long *>(counters), c, acc);
+    else partials[c] = acc;
+  }
+  if (chunks == 1) return;
+  if constexpr (POLLED) {
+    if (blockIdx.x == gridDim.x - 1) wide_polled_finish<P>(counters, chunks, scratch, y);
+  } else {
+    if (last_block_ticket(counters, 0, gridDim.x)) combine_row<P, Out, kWideBlock>(partials, chunks, scratch, y);
+  }
+}
+
 /* The kernel for (alignment, cache hint, finish). */
 template <typename In, typename Out, int FINISH>
 auto chunks_kernel_for(bool aligned, bool evict_first) {
@@ -142,9 +192,23 @@ struct launch_chunks_fn {
     const bool aligned =
         ((uintptr_t)x % 16 == 0) && (s.outer == 1 || (s.n * (int64_t)sizeof(In)) % 16 == 0);
     const bool evict_first = stream_hint(s.outer * s.n * (int64_t)sizeof(In));
-    const int64_t chunk_len = p.per_chunk * kBlock * vec_of<In>::value;
+    const int64_t chunk_len = p.per_chunk * p.lanes * vec_of<In>::value;
     const In *xin = static_cast<const In *>(x);
     Out *yout = static_cast<Out *>(y);
+    if (p.lanes == kWideBlock) {
+      /* Wide-tree inputs are streamed ones: evict-first loads. */
+      const int g = grid_per_item(p.chunks, grid);
+      if constexpr (pollable<acc_t>::value) {
+        if (p.polled) {
+          auto kernel = aligned ? sum_wide_kernel<In, Out, true, true, true> : sum_wide_kernel<In, Out, false, true, true>;
+          kernel<<<g, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
+          return launch_status();
+        }
+      }
+      auto kernel = aligned ? sum_wide_kernel<In, Out, true, true, false> : sum_wide_kernel<In, Out, false, true, false>;
+      kernel<<<g, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
+      return launch_status();
+    }
     if (s.outer != 1) {
       /* Rows: blocks that fit at once, each taking chunks grid-stride. */
       auto kernel = chunks_kernel_for<In, Out, kFinishRows>(aligned, evict_first);
@@ -152,18 +216,18 @@ struct launch_chunks_fn {
                                                                       counters, partials);
       return launch_status();
     }
-    /* One row: small chunks a block each, larger ones on blocks that fit
-     * at once (kChunksTarget says why). */
+    /* One row of kBlock-lane chunks on blocks that fit at once (kChunksTarget
+     * says why). */
     if constexpr (pollable<acc_t>::value) {
       if (p.polled) {
         auto kernel = chunks_kernel_for<In, Out, kFinishPolled>(aligned, evict_first);
-        const int g = p.small_chunks ? grid_per_item(p.items, grid) : grid_for(kernel, p.items, grid);
-        kernel<<<g, kBlock, 0, stream>>>(xin, yout, s.outer, s.n, p.chunks, chunk_len, counters, partials);
+        kernel<<<grid_for(kernel, p.items, grid), kBlock, 0, stream>>>(xin, yout, s.outer, s.n, p.chunks, chunk_len,
+                                                                        counters, partials);
         return launch_status();
       }
     }
     auto kernel = chunks_kernel_for<In, Out, kFinishTicket>(aligned, evict_first);
-    const int g = p.small_chunks ? grid_per_item(p.items, grid) : grid_for(kernel, p.items, grid);
+    const int g = grid_for(kernel, p.items, grid);
     kernel<<<g, kBlock, 0, stream>>>(xin, yout, s.outer, s.n, p.chunks, chunk_len, counters, partials);
     return launch_status();
   }
@@ -187,40 +251,48 @@ size_t chunks_counters(redux_shape s, redux_dtype in, redux_family family) {
 
 /* ---- Sharded sums (redux.h, redux_cuda_sum_unit_partials) ----
  * A unit is one chunk. chunk_partials_kernel adds chunks [c0, c1) of every
- * row exactly as sum_chunks_kernel does (same lane_sum_tiles call on the
- * same elements) and stores them; chunk_finish_kernel combines a row's
- * partials exactly as the last block does (combine_row). */
-template <typename In, typename Out, bool ALIGNED>
-__global__ void __launch_bounds__(kBlock, kChunksMinBlocks)
+ * row exactly as sum_chunks_kernel or sum_wide_kernel does (lane_sum_tiles
+ * over the same elements with the plan's lanes) and stores them;
+ * chunk_finish_kernel combines a row's partials exactly as the last block
+ * does (combine_row with the plan's lanes). */
+template <typename In, typename Out, bool ALIGNED, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
 chunk_partials_kernel(const In *__restrict__ x, typename sum_policy<In, Out>::acc_t *partials, int64_t outer,
                       int64_t n, int64_t c0, int64_t c1, int64_t chunk_len) {
   using P = sum_policy<In, Out>;
   using acc_t = typename P::acc_t;
   constexpr int VEC = vec_of<In>::value;
-  __shared__ acc_t scratch[kBlock / 32];
+  constexpr int U = BLOCK == kWideBlock ? kWideTiles : kUnroll; /* loads in flight: never the bits */
+  __shared__ acc_t scratch[BLOCK / 32];
   const int64_t k = c1 - c0;
   const int64_t local_n = (c1 * chunk_len < n ? c1 * chunk_len : n) - c0 * chunk_len;
   for (int64_t item = blockIdx.x; item < outer * k; item += gridDim.x) {
     const int64_t row = item / k;
     const int64_t c = c0 + item % k;
-    acc_t acc = lane_sum_tiles<P, VEC, kUnroll, ALIGNED, false>(x + row * local_n + (c - c0) * chunk_len,
-                                                                chunk_count(c, chunk_len, n), 0, 1, threadIdx.x,
-                                                                kBlock, P::zero());
-    acc = block_reduce_sum<P, kBlock>(acc, scratch);
+    acc_t acc = lane_sum_tiles<P, VEC, U, ALIGNED, false>(x + row * local_n + (c - c0) * chunk_len,
+                                                          chunk_count(c, chunk_len, n), 0, 1, threadIdx.x, BLOCK,
+                                                          P::zero());
+    acc = block_reduce_sum<P, BLOCK>(acc, scratch);
     if (threadIdx.x == 0) partials[item] = acc;
     __syncthreads(); /* scratch is reused by the next item */
   }
 }
 
-template <typename In, typename Out>
-__global__ void __launch_bounds__(kBlock)
+template <typename In, typename Out, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
 chunk_finish_kernel(const typename sum_policy<In, Out>::acc_t *partials, Out *y, int64_t outer, int64_t chunks) {
   using P = sum_policy<In, Out>;
-  __shared__ typename P::acc_t scratch[kBlock / 32];
+  __shared__ typename P::acc_t scratch[BLOCK / 32];
   for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
-    combine_row<P, Out>(partials + row * chunks, chunks, scratch, y + row);
+    combine_row<P, Out, BLOCK>(partials + row * chunks, chunks, scratch, y + row);
     __syncthreads();
   }
+}
+
+/* The plan's lanes as a template argument: f.template operator()<BLOCK>(). */
+template <typename F>
+redux_status with_lanes(int lanes, F &&f) {
+  return lanes == kWideBlock ? f.template operator()<kWideBlock>() : f.template operator()<kBlock>();
 }
 
 struct chunk_partials_fn {
@@ -233,16 +305,25 @@ struct chunk_partials_fn {
 
   template <typename In, typename Out>
   redux_status operator()() const {
-    const int64_t chunk_len = p.per_chunk * kBlock * vec_of<In>::value;
-    const int64_t local_n = (c1 * chunk_len < s.n ? c1 * chunk_len : s.n) - c0 * chunk_len;
-    const bool aligned = ((uintptr_t)x % 16 == 0) && (s.outer == 1 || (local_n * (int64_t)sizeof(In)) % 16 == 0);
-    auto kernel = aligned ? chunk_partials_kernel<In, Out, true> : chunk_partials_kernel<In, Out, false>;
-    const int g = grid_for(kernel, s.outer * (c1 - c0), 0);
-    kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x),
-                                     static_cast<typename sum_policy<In, Out>::acc_t *>(partials), s.outer, s.n,
-                                     c0, c1, chunk_len);
-    return launch_status();
+    return with_lanes(p.lanes, launch<In, Out>{this});
   }
+  template <typename In, typename Out>
+  struct launch {
+    const chunk_partials_fn *a;
+    template <int BLOCK>
+    redux_status operator()() const {
+      const int64_t chunk_len = a->p.per_chunk * BLOCK * vec_of<In>::value;
+      const int64_t local_n = (a->c1 * chunk_len < a->s.n ? a->c1 * chunk_len : a->s.n) - a->c0 * chunk_len;
+      const bool aligned =
+          ((uintptr_t)a->x % 16 == 0) && (a->s.outer == 1 || (local_n * (int64_t)sizeof(In)) % 16 == 0);
+      auto kernel = aligned ? chunk_partials_kernel<In, Out, true, BLOCK> : chunk_partials_kernel<In, Out, false, BLOCK>;
+      const int g = grid_for(kernel, a->s.outer * (a->c1 - a->c0), 0, 0, BLOCK);
+      kernel<<<g, BLOCK, 0, a->stream>>>(static_cast<const In *>(a->x),
+                                         static_cast<typename sum_policy<In, Out>::acc_t *>(a->partials), a->s.outer,
+                                         a->s.n, a->c0, a->c1, chunk_len);
+      return launch_status();
+    }
+  };
 };
 
 struct chunk_finish_fn {
@@ -254,12 +335,20 @@ struct chunk_finish_fn {
 
   template <typename In, typename Out>
   redux_status operator()() const {
-    auto kernel = chunk_finish_kernel<In, Out>;
-    const int g = grid_for(kernel, s.outer, 0);
-    kernel<<<g, kBlock, 0, stream>>>(static_cast<const typename sum_policy<In, Out>::acc_t *>(partials),
-                                     static_cast<Out *>(y), s.outer, p.chunks);
-    return launch_status();
+    return with_lanes(p.lanes, launch<In, Out>{this});
   }
+  template <typename In, typename Out>
+  struct launch {
+    const chunk_finish_fn *a;
+    template <int BLOCK>
+    redux_status operator()() const {
+      auto kernel = chunk_finish_kernel<In, Out, BLOCK>;
+      const int g = grid_for(kernel, a->s.outer, 0, 0, BLOCK);
+      kernel<<<g, BLOCK, 0, a->stream>>>(static_cast<const typename sum_policy<In, Out>::acc_t *>(a->partials),
+                                         static_cast<Out *>(a->y), a->s.outer, a->p.chunks);
+      return launch_status();
+    }
+  };
 };
 
 int64_t chunks_unit(redux_shape s, redux_dtype in, redux_family family) {
