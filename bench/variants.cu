@@ -50,6 +50,8 @@
  *            (loads ahead and blocks per SM varied, barrier-free warp
  *            trees), beside the product's launcher and the fastest pure
  *            reads; bits checked against fixed_sum<8, 1>'s (not taken).
+ *   wide     1024-lane 32 KB tiles, a partial per tile, 1-4 tiles a block:
+ *            the candidate tree for both GPUs (its T and finish keep the bits).
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -2029,6 +2031,163 @@ void section_tiles(Bench &b) {
   }
 }
 
+/* ---- 1024-lane tiles with per-tile partials (section `wide`) -------------
+ * The candidate tree: a chunk is one 32 KB tile of 2048 float4; thread t of
+ * 1024 adds vector t, then vector t + 1024, in fp64; the block tree
+ * (block_reduce_sum<1024>) gives the chunk's partial; the partials are
+ * combined in chunk order by 1024 strided lanes and the block tree. The
+ * schedule is free: a block takes T chunks (contiguous, or strided across
+ * the grid) with all 2T loads in flight and reduces the T lane sums in one
+ * pass of the block tree, and stores a partial per chunk, so every T and
+ * every finish give the same bits. FIN 0: ticket after the block's chunks;
+ * FIN 1: polled slots (finish.cuh). n: a multiple of 8192. */
+/* A lane's sum of one chunk's V vectors in vector order, then the warp
+ * tree; lane 0 leaves the warp's sum in sdk[warp]. */
+template <int V>
+__device__ __forceinline__ void wide_fold(const float4 (&v)[V], double *sdk, int lane, int warp) {
+  double s = 0.0;
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    s = P::add(s, v[j].x); s = P::add(s, v[j].y); s = P::add(s, v[j].z); s = P::add(s, v[j].w);
+  }
+  s = warp_reduce_sum<P>(s, 32);
+  if (lane == 0) sdk[warp] = s;
+}
+template <int V, int T, int FIN, bool STRIDED, int MINB, bool SEQ>
+__global__ void __launch_bounds__(1024, MINB)
+wide_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned int *ticket, double *partials,
+         unsigned long long *slots) {
+  constexpr int64_t CH = 1024 * V; /* float4 per chunk */
+  __shared__ double sd[T][32];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t c0 = STRIDED ? blockIdx.x : (int64_t)blockIdx.x * T;
+  const int64_t cstep = STRIDED ? gridDim.x : 1;
+  const int kmax = (int)min((int64_t)T, (chunks - c0 + cstep - 1) / cstep); /* this block's chunks */
+  if constexpr (SEQ) {
+    /* One chunk at a time, the next chunk's loads issued before this
+     * one's adds and warp tree. */
+    const float4 *p = x4 + c0 * CH + tid;
+    float4 cur[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) cur[j] = __ldcs(p + j * 1024);
+#pragma unroll 1
+    for (int k = 0; k < kmax; ++k) {
+      float4 nxt[V];
+      if (k + 1 < kmax) {
+        p += cstep * CH;
+#pragma unroll
+        for (int j = 0; j < V; ++j) nxt[j] = __ldcs(p + j * 1024);
+      }
+      wide_fold<V>(cur, sd[k], lane, warp);
+#pragma unroll
+      for (int j = 0; j < V; ++j) cur[j] = nxt[j];
+    }
+  } else {
+    float4 v[T][V];
+#pragma unroll
+    for (int k = 0; k < T; ++k)
+      if (k < kmax) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) v[k][j] = __ldcs(x4 + (c0 + k * cstep) * CH + j * 1024 + tid);
+      }
+#pragma unroll
+    for (int k = 0; k < T; ++k) {
+      if (k >= kmax) break;
+      wide_fold<V>(v[k], sd[k], lane, warp);
+    }
+  }
+  __syncthreads();
+  if (warp == 0) {
+#pragma unroll
+    for (int k = 0; k < T; ++k) {
+      if (k >= kmax) break;
+      const double v = warp_reduce_sum<P>(sd[k][lane], 32);
+      if (lane == 0) {
+        if (FIN == 1) publish_slot(slots, c0 + k * cstep, v);
+        else partials[c0 + k * cstep] = v;
+      }
+    }
+  }
+  double r;
+  if (FIN == 1) {
+    if (blockIdx.x != gridDim.x - 1) return;
+    __syncthreads(); /* warp 0 has read sd: the tree below rewrites it */
+    r = combine_polled<P>(0.0, slots, tid, chunks, 1024);
+  } else {
+    if (!last_block_ticket(ticket, 0, gridDim.x)) return;
+    r = combine_strided<P>(0.0, partials, tid, chunks, 1024);
+  }
+  r = block_reduce_sum<P, 1024>(r, &sd[0][0]);
+  if (tid == 0) *y = (float)r;
+}
+
+void section_wide(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *x = b.x, *y = b.y, *sink = b.sink;
+  printf("== 1024-lane 32 KB tiles, a partial per tile: T tiles a block, ticket or polled finish (same bits)\n");
+  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800};
+  const Scratch sc(x, 52428800);
+  unsigned int *cnt = sc.cnt;
+  double *parts = sc.parts;
+  unsigned long long *slots = sc.slots + (1 << 16); /* past the entry's float2 slots */
+  float2 *fslots = reinterpret_cast<float2 *>(sc.slots);
+  const std::vector<float> &h = sc.h;
+  const int rounds = rounds_or(2);
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      const double ref = prefix_sum(h, n);
+      const int64_t n4 = n / 4, chunks = n4 / 2048;
+      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      /* The bits every wide variant must give: T = 1, ticket. */
+      wide_sum<2, 1, 0, false, 2, false><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, cnt, parts, slots);
+      CK(cudaStreamSynchronize(st));
+      unsigned int want;
+      CK(cudaMemcpy(&want, y, 4, cudaMemcpyDeviceToHost));
+      std::vector<Timed> vs{product_timed(b, n)};
+      vs.push_back({"read b1024 l1", false, [=] {
+                      read_fixed<1024, 1, H_CS><<<(unsigned)ceil_div(n4, (int64_t)1024), 1024, 0, st>>>(x4, n4, sink);
+                    }});
+      vs.push_back({"read b1024 l2", false, [=] {
+                      read_fixed<1024, 2, H_CS><<<(unsigned)ceil_div(n4, (int64_t)2048), 1024, 0, st>>>(x4, n4, sink);
+                    }});
+      vs.push_back({"read b1024 l4", false, [=] {
+                      read_fixed<1024, 4, H_CS><<<(unsigned)ceil_div(n4, (int64_t)4096), 1024, 0, st>>>(x4, n4, sink);
+                    }});
+      vs.push_back({"entry fp32 atomics g4288", true, [=] {
+                      tiles_sum<0><<<4288, 1024, 0, st>>>(x4, n4, y, cnt, parts, fslots);
+                    }});
+#define WIDE(VV, TT, FIN, STR, MINB, SEQ, NAME)                                                          \
+  vs.push_back({NAME, true, [=] {                                                                           \
+                  const int64_t ch = n4 / (1024 * VV);                                                      \
+                  wide_sum<VV, TT, FIN, STR, MINB, SEQ><<<(unsigned)ceil_div(ch, (int64_t)TT), 1024, 0, st>>>( \
+                      x4, ch, y, cnt, parts, slots);                                                        \
+                }})
+      WIDE(2, 1, 0, false, 2, false, "wide T1 ticket");
+      WIDE(2, 1, 1, false, 2, false, "wide T1 polled");
+      WIDE(2, 2, 1, false, 2, false, "wide T2 polled");
+      WIDE(2, 2, 1, false, 2, true, "wide T2 polled seq");
+      WIDE(2, 2, 1, true, 2, false, "wide T2 polled strided");
+      WIDE(2, 4, 1, false, 2, true, "wide T4 polled seq");
+      print_timed(T, "wide", round, n, ref, y, vs, &want, "wide");
+      /* 16 KB chunks (a vector a lane): a tree of their own. */
+      wide_sum<1, 1, 0, false, 2, false><<<(unsigned)(n4 / 1024), 1024, 0, st>>>(x4, n4 / 1024, y, cnt, parts, slots);
+      CK(cudaStreamSynchronize(st));
+      CK(cudaMemcpy(&want, y, 4, cudaMemcpyDeviceToHost));
+      vs.clear();
+      WIDE(1, 1, 0, false, 2, false, "half T1 ticket");
+      WIDE(1, 1, 1, false, 2, false, "half T1 polled");
+      WIDE(1, 2, 0, false, 2, false, "half T2 ticket");
+      WIDE(1, 2, 1, false, 2, false, "half T2 polled");
+      WIDE(1, 2, 1, false, 2, true, "half T2 polled seq");
+      WIDE(1, 4, 1, false, 2, false, "half T4 polled");
+      WIDE(1, 4, 1, false, 2, true, "half T4 polled seq");
+      print_timed(T, "wide", round, n, ref, y, vs, &want, "half");
+#undef WIDE
+    }
+  }
+}
+
 /* ---- streamed chunks (section `stream`) ----------------------------------
  * Measured and not taken (leaderboard/PERFORMANCE.md): the 256-lane 8-tile
  * chunks of the previous full-sum tree (the bench's fixed_sum<8, 1> gives
@@ -2289,6 +2448,7 @@ int main() {
       {"sum", section_sum},       {"cols", section_cols},   {"rows", section_rows},
       {"fixed", section_fixed}, {"occ", section_occ}, {"persist", section_persist}, {"small", section_small},
       {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
+      {"wide", section_wide},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
