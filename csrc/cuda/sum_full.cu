@@ -117,11 +117,11 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, 
   if (last_block_ticket(counters, 0, gridDim.x)) combine_row<P, Out>(partials, chunks, scratch, y);
 }
 
-/* The wide tree's polled finish, run by the grid's last block. Not inlined:
- * its batch of slots in flight would otherwise take registers from the
- * kernel's streaming loop (a 104-byte spill at 32 registers). */
+/* The wide tree's polled finish, run by the grid's last block. Inlined:
+ * not inlined, it cost 0.3-0.5 us at every size on the H200 (bench/results/
+ * h200/wide_finish_inline.txt). */
 template <typename P, typename Out>
-__device__ __noinline__ void wide_polled_finish(unsigned int *counters, int64_t chunks, typename P::acc_t *scratch,
+__device__ __forceinline__ void wide_polled_finish(unsigned int *counters, int64_t chunks, typename P::acc_t *scratch,
                                                 Out *y) {
   using acc_t = typename P::acc_t;
   acc_t r = combine_polled<P, (sizeof(acc_t) > 8 ? 2 : 8)>(P::zero(), reinterpret_cast<unsigned long long *>(counters),
@@ -142,9 +142,23 @@ sum_wide_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
   constexpr int VEC = vec_of<In>::value;
   __shared__ acc_t scratch[kWideBlock / 32];
   for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
-    acc_t acc = lane_sum_tiles<P, VEC, kWideTiles, ALIGNED, STREAM>(x + chunk_begin(c, chunk_len),
-                                                                    chunk_count(c, chunk_len, n), 0, 1, threadIdx.x,
-                                                                    kWideBlock, P::zero());
+    const In *base = x + chunk_begin(c, chunk_len);
+    acc_t acc = P::zero();
+    if (chunk_count(c, chunk_len, n) == chunk_len) {
+      /* A whole chunk: lane_sum_tiles' order (vector t of each tile, in
+       * tile order) with no loop: every load in flight before the adds. */
+      In v[kWideTiles][VEC];
+#pragma unroll
+      for (int k = 0; k < kWideTiles; ++k)
+        load_vec<In, VEC, ALIGNED, STREAM>(base + ((int64_t)k * kWideBlock + threadIdx.x) * VEC, v[k]);
+#pragma unroll
+      for (int k = 0; k < kWideTiles; ++k)
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[k][e]);
+    } else {
+      acc = lane_sum_tiles<P, VEC, kWideTiles, ALIGNED, STREAM>(base, chunk_count(c, chunk_len, n), 0, 1, threadIdx.x,
+                                                                kWideBlock, acc);
+    }
     acc = block_reduce_sum<P, kWideBlock>(acc, scratch);
     if (threadIdx.x != 0) continue;
     if (chunks == 1) *y = P::finish(acc);
