@@ -1981,10 +1981,39 @@ tiles_sum(const float4 *__restrict__ x4, int64_t n4, float *y, unsigned int *tic
   if (tid == 0) *y = (float)r;
 }
 
+/* The rows the two 1024-thread sections (tiles, wide) time first: the
+ * product, pure reads of 1024 threads x L loads a block for L = 1, 2 and
+ * (with_l4) 4, and the public H100 entry's own kernel (fp32 atomics, its
+ * 4288 blocks; its float2 slots are the first of sc.slots). */
+std::vector<Timed> product_reads_entry(const Bench &b, int64_t n, const Scratch &sc, bool with_l4) {
+  const cudaStream_t st = b.st;
+  float *y = b.y, *sink = b.sink;
+  const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
+  const int64_t n4 = n / 4;
+  unsigned int *cnt = sc.cnt;
+  double *parts = sc.parts;
+  float2 *fslots = reinterpret_cast<float2 *>(sc.slots);
+  std::vector<Timed> vs{product_timed(b, n)};
+  vs.push_back({"read b1024 l1", false, [=] {
+                  read_fixed<1024, 1, H_CS><<<(unsigned)ceil_div(n4, (int64_t)1024), 1024, 0, st>>>(x4, n4, sink);
+                }});
+  vs.push_back({"read b1024 l2", false, [=] {
+                  read_fixed<1024, 2, H_CS><<<(unsigned)ceil_div(n4, (int64_t)2048), 1024, 0, st>>>(x4, n4, sink);
+                }});
+  if (with_l4)
+    vs.push_back({"read b1024 l4", false, [=] {
+                    read_fixed<1024, 4, H_CS><<<(unsigned)ceil_div(n4, (int64_t)4096), 1024, 0, st>>>(x4, n4, sink);
+                  }});
+  vs.push_back({"entry fp32 atomics g4288", true, [=] {
+                  tiles_sum<0><<<4288, 1024, 0, st>>>(x4, n4, y, cnt, parts, fslots);
+                }});
+  return vs;
+}
+
 void section_tiles(Bench &b) {
   Timer &T = b.T;
   const cudaStream_t st = b.st;
-  float *x = b.x, *y = b.y, *sink = b.sink;
+  float *x = b.x, *y = b.y;
   printf("== the public H100 entry's schedule: fp32 atomics (the entry) and fp64 with ordered partials\n");
   const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800};
   const Scratch sc(x, 52428800);
@@ -1999,13 +2028,7 @@ void section_tiles(Bench &b) {
       const int64_t n4 = n / 4;
       const int64_t tiles = n4 / 2048;
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
-      std::vector<Timed> vs{product_timed(b, n)};
-      vs.push_back({"read b1024 l1", false, [=] {
-                      read_fixed<1024, 1, H_CS><<<(unsigned)ceil_div(n4, (int64_t)1024), 1024, 0, st>>>(x4, n4, sink);
-                    }});
-      vs.push_back({"read b1024 l2", false, [=] {
-                      read_fixed<1024, 2, H_CS><<<(unsigned)ceil_div(n4, (int64_t)2048), 1024, 0, st>>>(x4, n4, sink);
-                    }});
+      std::vector<Timed> vs = product_reads_entry(b, n, sc, false);
       const int64_t chunks8 = n / 8192;
       unsigned long long *slots = sc.slots + (1 << 16); /* past the entry's float2 slots */
       vs.push_back({"fixed t8 ticket (prev tree)", true, [=] {
@@ -2013,9 +2036,6 @@ void section_tiles(Bench &b) {
                     }});
       vs.push_back({"fixed t8 polled (prev tree)", true, [=] {
                       fixed_sum<8, 1><<<(unsigned)chunks8, 256, 0, st>>>(x, y, n, chunks8, cnt, parts, slots);
-                    }});
-      vs.push_back({"entry fp32 atomics g4288", true, [=] {
-                      tiles_sum<0><<<4288, 1024, 0, st>>>(x4, n4, y, cnt, parts, fslots);
                     }});
       for (int per : {1, 2, 3, 4}) {
         const int g = (int)ceil_div(tiles, (int64_t)per);
@@ -2124,14 +2144,13 @@ wide_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned int *
 void section_wide(Bench &b) {
   Timer &T = b.T;
   const cudaStream_t st = b.st;
-  float *x = b.x, *y = b.y, *sink = b.sink;
+  float *x = b.x, *y = b.y;
   printf("== 1024-lane 32 KB tiles, a partial per tile: T tiles a block, ticket or polled finish (same bits)\n");
   const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800};
   const Scratch sc(x, 52428800);
   unsigned int *cnt = sc.cnt;
   double *parts = sc.parts;
   unsigned long long *slots = sc.slots + (1 << 16); /* past the entry's float2 slots */
-  float2 *fslots = reinterpret_cast<float2 *>(sc.slots);
   const std::vector<float> &h = sc.h;
   const int rounds = rounds_or(2);
   for (int round = 0; round < rounds; ++round) {
@@ -2144,19 +2163,7 @@ void section_wide(Bench &b) {
       CK(cudaStreamSynchronize(st));
       unsigned int want;
       CK(cudaMemcpy(&want, y, 4, cudaMemcpyDeviceToHost));
-      std::vector<Timed> vs{product_timed(b, n)};
-      vs.push_back({"read b1024 l1", false, [=] {
-                      read_fixed<1024, 1, H_CS><<<(unsigned)ceil_div(n4, (int64_t)1024), 1024, 0, st>>>(x4, n4, sink);
-                    }});
-      vs.push_back({"read b1024 l2", false, [=] {
-                      read_fixed<1024, 2, H_CS><<<(unsigned)ceil_div(n4, (int64_t)2048), 1024, 0, st>>>(x4, n4, sink);
-                    }});
-      vs.push_back({"read b1024 l4", false, [=] {
-                      read_fixed<1024, 4, H_CS><<<(unsigned)ceil_div(n4, (int64_t)4096), 1024, 0, st>>>(x4, n4, sink);
-                    }});
-      vs.push_back({"entry fp32 atomics g4288", true, [=] {
-                      tiles_sum<0><<<4288, 1024, 0, st>>>(x4, n4, y, cnt, parts, fslots);
-                    }});
+      std::vector<Timed> vs = product_reads_entry(b, n, sc, true);
 #define WIDE(VV, TT, FIN, STR, MINB, SEQ, NAME)                                                          \
   vs.push_back({NAME, true, [=] {                                                                           \
                   const int64_t ch = n4 / (1024 * VV);                                                      \

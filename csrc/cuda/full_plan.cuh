@@ -71,7 +71,6 @@ struct chunks_plan {
   int64_t chunks;    /* chunks per row */
   int64_t items;     /* (row, chunk) work items */
   bool polled;       /* one row, several chunks: the polled finish */
-  bool small_chunks; /* a full sum in the wide tree's chunks, a block each */
 };
 
 /* family: REDUX_FULL (one row, the chunk count fills the GPU) or REDUX_ROWS
@@ -81,8 +80,8 @@ inline chunks_plan plan_chunks(redux_shape s, redux_dtype in, redux_family famil
   chunks_plan p;
   /* A full sum of a streamed input takes the wide tree (kChunksTarget says
    * why), a chunk a block. */
-  p.small_chunks = family != REDUX_ROWS && stream_hint(s.n * redux_dtype_size(in));
-  p.lanes = p.small_chunks ? kWideBlock : kBlock;
+  const bool wide = family != REDUX_ROWS && stream_hint(s.n * redux_dtype_size(in));
+  p.lanes = wide ? kWideBlock : kBlock;
   p.tiles = ceil_div(s.n, (int64_t)p.lanes * vec);
   /* Tiles per chunk: kWideTiles in the wide tree; else a power of two,
    * enough that one row's chunks stay at most kChunksTarget, and at least
@@ -92,7 +91,7 @@ inline chunks_plan plan_chunks(redux_shape s, redux_dtype in, redux_family famil
    * that even shards of power-of-two and competition sizes start on a chunk
    * (redux.distributed). */
   const int64_t least = family == REDUX_ROWS ? kRowsChunkTiles : kUnroll;
-  if (p.small_chunks) {
+  if (wide) {
     p.per_chunk = kWideTiles;
   } else {
     p.per_chunk = pow2_at_least(ceil_div(p.tiles, kChunksTarget));
@@ -107,7 +106,7 @@ inline chunks_plan plan_chunks(redux_shape s, redux_dtype in, redux_family famil
    * against 64.4: the ticket's fence and atomic per block cost more there). */
   const bool pollable_in = in != REDUX_I64;
   p.polled = s.outer == 1 && p.chunks > 1 && pollable_in &&
-             (p.small_chunks || s.n * redux_dtype_size(in) <= kPollMaxBytes);
+             (wide || s.n * redux_dtype_size(in) <= kPollMaxBytes);
   /* Counter words: a slot per chunk, else a ticket counter per row. */
   p.f.segments = p.chunks == 1 ? 0 : p.polled ? kSlotCounterWords * p.chunks : s.outer;
   p.f.partials = p.chunks > 1 && !p.polled ? p.items : 0;
