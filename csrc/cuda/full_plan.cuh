@@ -40,6 +40,11 @@ constexpr int kWideMinBlocks = 1;
 #else
 constexpr int kWideMinBlocks = 2;
 #endif
+/* A stream's counters (redux.h) hold the slots of the largest polled wide
+ * sum, so no call on the ranked sizes zeroes counters first. */
+static_assert((kStreamMaxBytes / (kWideTiles * kWideBlock * 16)) * kSlotCounterWords <=
+                  (int64_t)REDUX_CUDA_STREAM_COUNTERS,
+              "REDUX_CUDA_STREAM_COUNTERS must hold a slot per wide chunk of the largest streamed input");
 constexpr int64_t kChunksTarget = 512;
 /* Blocks per SM the compiler must leave registers for. */
 constexpr int kChunksMinBlocks = 4;

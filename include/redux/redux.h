@@ -197,7 +197,7 @@ size_t redux_cuda_sum_workspace_bytes(redux_family family, redux_shape shape,
 size_t redux_cuda_sum_counters(redux_family family, redux_shape shape,
                                redux_dtype in, redux_dtype out);
 /* Enough for the largest polled full sum: 256 MiB in 32 KB chunks, a
- * 4-word slot each (csrc/cuda/full_plan.cuh). */
+ * 4-word slot each (csrc/cuda/full_plan.cuh checks it). */
 #define REDUX_CUDA_STREAM_COUNTERS ((size_t)32768)
 
 /* Sums x into y on `stream` (a cudaStream_t). `counters`: NULL, or zeroed
