@@ -51,7 +51,8 @@
  *            trees), beside the product's launcher and the fastest pure
  *            reads; bits checked against fixed_sum<8, 1>'s (not taken).
  *   wide     1024-lane 32 KB tiles, a partial per tile, 1-4 tiles a block:
- *            the candidate tree for both GPUs (its T and finish keep the bits).
+ *            the candidate tree for both GPUs (its T and finish keep the bits);
+ *            then the product alone on inputs of one chunk or a few.
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -2192,6 +2193,10 @@ void section_wide(Bench &b) {
       print_timed(T, "wide", round, n, ref, y, vs, &want, "half");
 #undef WIDE
     }
+    /* Inputs of one wide chunk or a few: the product alone (sum_wide_short_kernel
+     * up to 1024 fp32, else 1024-thread blocks). */
+    for (int64_t n : {1024, 1025, 4096, 8192, 65536})
+      print_timed(T, "wide", round, n, prefix_sum(h, n), y, {product_timed(b, n)});
   }
 }
 

@@ -61,6 +61,36 @@ def test_bits_independent_of_grid_both_finishes(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype,out", [(torch.float32, None), (torch.float64, None), (torch.int64, None),
+                                       (torch.float16, torch.float32), (torch.bfloat16, torch.float32)])
+def test_bits_of_short_full_sums_independent_of_grid(device, dtype, out):
+    # A CUDA full sum of at most 256 vectors runs the wide tree of one chunk
+    # on 256 threads (sum_wide_short_kernel); a forced grid runs it on the
+    # 1024-thread kernel: the same bits at the sizes around 256 vectors and
+    # the chunk's end, aligned and not (a view one element in). fp16 and
+    # bf16 sum into fp32 here, where the order of the adds shows in the bits.
+    vec = 16 // torch.empty((), dtype=dtype).element_size()
+    sizes = [1, vec - 1, vec + 1, 255 * vec + 1, 256 * vec - 1, 256 * vec, 256 * vec + 1, 1024 * vec,
+             2048 * vec - 1, 2048 * vec]
+    seen_order = False
+    for n in sizes:
+        for skip in (0, 1):
+            x = random_tensor((n + skip,), dtype, device, seed=18)[skip:]
+            first = torch.ops.redux._sum_grid(x, None, False, out, 0)
+            assert_matches(first, x, dtype=out)
+            for grid in (1, 3, 0):
+                got = torch.ops.redux._sum_grid(x, None, False, out, grid)
+                assert torch.equal(_raw(got), _raw(first)), f"n={n} skip={skip} grid={grid}"
+            if out is not None and n > 64 and not seen_order:
+                acc = torch.zeros((), dtype=out)
+                for v in x.cpu().to(out):
+                    acc += v
+                seen_order = not torch.equal(acc, first.cpu())
+    if out is not None:
+        assert seen_order, "a sequential sum gave our bits at every size: these sizes do not show the tree"
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype,out", [(torch.float32, None), (torch.float64, None), (torch.float16, None),
                                        (torch.bfloat16, None), (torch.int64, None), (torch.float32, torch.float64),
                                        (torch.bfloat16, torch.float32)])

@@ -8,6 +8,10 @@
  *                       the block reduces, and the chunk partials go to
  *                       polled slots (a ticket for integer accumulators)
  *                       that the last block combines in chunk order.
+ *                       Straight-line, a block per chunk; grid-stride
+ *                       under a forced grid.
+ *   sum_wide_short_kernel  The wide tree of an input of at most kBlock
+ *                       vectors, on kBlock threads (the same bits).
  *   sum_chunks_kernel   Each row is cut into tiles of kBlock vectors (16-byte
  *                       loads) and runs of per_chunk tiles make its chunks:
  *                       chunk c holds tiles [c * per_chunk, (c + 1) *
@@ -119,58 +123,120 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, 
 
 /* The wide tree's polled finish, run by the grid's last block. Inlined:
  * not inlined, it cost 0.3-0.5 us at every size on the H200 (bench/results/
- * h200/wide_finish_inline.txt). */
+ * h200/wide_finish_inline.txt). Four 8-byte slots in flight a lane, not
+ * eight: with eight the block-per-chunk kernel spilled 16 bytes and ran
+ * 1.5 us slower at 52.4M on the H100 (bench/results/h100/wide_straight.txt). */
 template <typename P, typename Out>
 __device__ __forceinline__ void wide_polled_finish(unsigned int *counters, int64_t chunks, typename P::acc_t *scratch,
                                                 Out *y) {
   using acc_t = typename P::acc_t;
-  acc_t r = combine_polled<P, (sizeof(acc_t) > 8 ? 2 : 8)>(P::zero(), reinterpret_cast<unsigned long long *>(counters),
+  acc_t r = combine_polled<P, (sizeof(acc_t) > 8 ? 2 : 4)>(P::zero(), reinterpret_cast<unsigned long long *>(counters),
                                                            threadIdx.x, chunks, kWideBlock);
   r = block_reduce_sum<P, kWideBlock>(r, scratch);
   if (threadIdx.x == 0) *y = P::finish(r);
 }
 
-/* The wide tree (plan_chunks: a full sum of a streamed input). One block
- * per chunk, grid-stride when a grid is forced. POLLED: the partials go to
+/* Thread threadIdx.x's lane sum of wide chunk c: vector t of each of its
+ * tiles, in tile order. A whole chunk by direct loads with no loop, every
+ * load in flight before the adds; a short last chunk by lane_sum_tiles,
+ * which adds the same elements in the same order. */
+template <typename P, typename In, bool ALIGNED>
+__device__ __forceinline__ typename P::acc_t wide_lane_sum(const In *__restrict__ x, int64_t n, int64_t c,
+                                                           int64_t chunk_len) {
+  constexpr int VEC = vec_of<In>::value;
+  const In *base = x + chunk_begin(c, chunk_len);
+  typename P::acc_t acc = P::zero();
+  if (chunk_count(c, chunk_len, n) != chunk_len)
+    return lane_sum_tiles<P, VEC, kWideTiles, ALIGNED, true>(base, chunk_count(c, chunk_len, n), 0, 1, threadIdx.x,
+                                                             kWideBlock, acc);
+  In v[kWideTiles][VEC];
+#pragma unroll
+  for (int k = 0; k < kWideTiles; ++k)
+    load_vec<In, VEC, ALIGNED, true>(base + ((int64_t)k * kWideBlock + threadIdx.x) * VEC, v[k]);
+#pragma unroll
+  for (int k = 0; k < kWideTiles; ++k)
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[k][e]);
+  return acc;
+}
+
+/* Thread 0's store of chunk c's partial: the result itself when the row is
+ * one chunk, else a polled slot or the partials array. */
+template <typename P, typename Out, bool POLLED>
+__device__ __forceinline__ void wide_store(typename P::acc_t acc, int64_t c, int64_t chunks, Out *y,
+                                           unsigned int *counters, typename P::acc_t *partials) {
+  if (chunks == 1) *y = P::finish(acc);
+  else if constexpr (POLLED) publish_slot(reinterpret_cast<unsigned long long *>(counters), c, acc);
+  else partials[c] = acc;
+}
+
+/* The wide tree (plan_chunks: a full sum of a streamed input). STRIDED
+ * false: a block per chunk, straight-line (the launch the plan makes);
+ * true: blocks take chunks grid-stride (a forced grid). The same chunks,
+ * lanes and trees either way, so the same bits. POLLED: the partials go to
  * slots and the grid's last block waits for them; else a ticket per block. */
-template <typename In, typename Out, bool ALIGNED, bool STREAM, bool POLLED>
+template <typename In, typename Out, bool ALIGNED, bool POLLED, bool STRIDED>
 __global__ void __launch_bounds__(kWideBlock, kWideMinBlocks)
 sum_wide_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t chunks, int64_t chunk_len,
                 unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials) {
   using P = sum_policy<In, Out>;
   using acc_t = typename P::acc_t;
-  constexpr int VEC = vec_of<In>::value;
   __shared__ acc_t scratch[kWideBlock / 32];
-  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
-    const In *base = x + chunk_begin(c, chunk_len);
-    acc_t acc = P::zero();
-    if (chunk_count(c, chunk_len, n) == chunk_len) {
-      /* A whole chunk: lane_sum_tiles' order (vector t of each tile, in
-       * tile order) with no loop: every load in flight before the adds. */
-      In v[kWideTiles][VEC];
-#pragma unroll
-      for (int k = 0; k < kWideTiles; ++k)
-        load_vec<In, VEC, ALIGNED, STREAM>(base + ((int64_t)k * kWideBlock + threadIdx.x) * VEC, v[k]);
-#pragma unroll
-      for (int k = 0; k < kWideTiles; ++k)
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[k][e]);
-    } else {
-      acc = lane_sum_tiles<P, VEC, kWideTiles, ALIGNED, STREAM>(base, chunk_count(c, chunk_len, n), 0, 1, threadIdx.x,
-                                                                kWideBlock, acc);
+  if constexpr (STRIDED) {
+    for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+      const acc_t acc = block_reduce_sum<P, kWideBlock>(wide_lane_sum<P, In, ALIGNED>(x, n, c, chunk_len), scratch);
+      if (threadIdx.x == 0) wide_store<P, Out, POLLED>(acc, c, chunks, y, counters, partials);
     }
-    acc = block_reduce_sum<P, kWideBlock>(acc, scratch);
-    if (threadIdx.x != 0) continue;
-    if (chunks == 1) *y = P::finish(acc);
-    else if constexpr (POLLED) publish_slot(reinterpret_cast<unsigned long long *>(counters), c, acc);
-    else partials[c] = acc;
+  } else {
+    /* No barrier after the block tree: only the finishing block reuses
+     * scratch, and it waits first. */
+    const acc_t acc =
+        block_reduce_sum<P, kWideBlock, false>(wide_lane_sum<P, In, ALIGNED>(x, n, blockIdx.x, chunk_len), scratch);
+    if (threadIdx.x == 0) wide_store<P, Out, POLLED>(acc, blockIdx.x, chunks, y, counters, partials);
   }
   if (chunks == 1) return;
   if constexpr (POLLED) {
-    if (blockIdx.x == gridDim.x - 1) wide_polled_finish<P>(counters, chunks, scratch, y);
+    if (blockIdx.x != gridDim.x - 1) return;
+    if (!STRIDED) __syncthreads(); /* warp 0 has read scratch: the finish's tree rewrites it */
+    wide_polled_finish<P>(counters, chunks, scratch, y);
   } else {
+    /* The ticket's barrier comes after warp 0's tree: scratch is free again. */
     if (last_block_ticket(counters, 0, gridDim.x)) combine_row<P, Out, kWideBlock>(partials, chunks, scratch, y);
   }
+}
+
+/* A full sum of at most kBlock vectors (a wide tree of one chunk whose
+ * lanes kBlock and up hold nothing) on kBlock threads: the same lane sums,
+ * and block_reduce_sum<P, kBlock> gives the bits of the kWideBlock tree
+ * (the levels it skips add only +0: reduce.cuh). sum_wide_kernel would
+ * launch kWideBlock threads, three quarters of them idle. */
+template <typename In, typename Out, bool ALIGNED>
+__global__ void __launch_bounds__(kBlock)
+sum_wide_short_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n) {
+  using P = sum_policy<In, Out>;
+  constexpr int VEC = vec_of<In>::value;
+  __shared__ typename P::acc_t scratch[kBlock / 32];
+  /* lane_sum_tiles' partial tile, with a whole vector by one load. */
+  const int64_t i0 = (int64_t)threadIdx.x * VEC;
+  typename P::acc_t acc = P::zero();
+  if (i0 + VEC <= n) {
+    In v[VEC];
+    load_vec<In, VEC, ALIGNED, true>(x + i0, v);
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
+  } else {
+    for (int64_t i = i0; i < n; ++i) acc = P::add(acc, x[i]);
+  }
+  acc = block_reduce_sum<P, kBlock, false>(acc, scratch);
+  if (threadIdx.x == 0) *y = P::finish(acc);
+}
+
+/* The wide kernel for (alignment, forced grid). */
+template <typename In, typename Out, bool POLLED>
+auto wide_kernel_for(bool aligned, bool strided) {
+  return aligned ? (strided ? sum_wide_kernel<In, Out, true, POLLED, true> : sum_wide_kernel<In, Out, true, POLLED, false>)
+                 : (strided ? sum_wide_kernel<In, Out, false, POLLED, true>
+                            : sum_wide_kernel<In, Out, false, POLLED, false>);
 }
 
 /* The kernel for (alignment, cache hint, finish). */
@@ -210,16 +276,23 @@ struct launch_chunks_fn {
     const In *xin = static_cast<const In *>(x);
     Out *yout = static_cast<Out *>(y);
     if (p.lanes == kWideBlock) {
-      /* Wide-tree inputs are streamed ones: evict-first loads. */
+      /* Wide-tree inputs are streamed ones: evict-first loads. A forced
+       * grid runs the 1024-thread kernel grid-stride, which keeps the plan's
+       * own launches comparable bit for bit against it (test_contracts). */
+      if (grid == 0 && s.n <= (int64_t)kBlock * vec_of<In>::value) {
+        auto kernel = aligned ? sum_wide_short_kernel<In, Out, true> : sum_wide_short_kernel<In, Out, false>;
+        kernel<<<1, kBlock, 0, stream>>>(xin, yout, s.n);
+        return launch_status();
+      }
       const int g = grid_per_item(p.chunks, grid);
       if constexpr (pollable<acc_t>::value) {
         if (p.polled) {
-          auto kernel = aligned ? sum_wide_kernel<In, Out, true, true, true> : sum_wide_kernel<In, Out, false, true, true>;
+          auto kernel = wide_kernel_for<In, Out, true>(aligned, grid > 0);
           kernel<<<g, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
           return launch_status();
         }
       }
-      auto kernel = aligned ? sum_wide_kernel<In, Out, true, true, false> : sum_wide_kernel<In, Out, false, true, false>;
+      auto kernel = wide_kernel_for<In, Out, false>(aligned, grid > 0);
       kernel<<<g, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
       return launch_status();
     }

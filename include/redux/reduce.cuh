@@ -137,7 +137,9 @@ __device__ __forceinline__ typename P::acc_t warp_reduce_sum(typename P::acc_t v
 }
 
 /* Reduces over a block of BLOCK threads. Valid in thread 0. `scratch` holds
- * BLOCK/32 accumulators. Ends with a barrier, so scratch may be reused.
+ * BLOCK/32 accumulators. Ends with a barrier, so scratch may be reused
+ * (TRAILING_BARRIER false: a block that never reuses scratch, or puts its
+ * own barrier before it, lets warps 1.. leave without waiting for warp 0).
  * Warp 0 combines the warps' results with a shuffle tree only as wide as
  * the warp count (rounded up to a power of two: 3 levels for 8 warps, not
  * 5). Lane 0's result is the one the full 32-lane tree gives: the levels it
@@ -151,7 +153,7 @@ __host__ __device__ constexpr int warp_tree_width() {
   while (w < WARPS) w *= 2;
   return w;
 }
-template <typename P, int BLOCK>
+template <typename P, int BLOCK, bool TRAILING_BARRIER = true>
 __device__ __forceinline__ typename P::acc_t block_reduce_sum(typename P::acc_t v,
                                                               typename P::acc_t *scratch) {
   static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be whole warps");
@@ -165,7 +167,7 @@ __device__ __forceinline__ typename P::acc_t block_reduce_sum(typename P::acc_t 
     v = lane < WARPS ? scratch[lane] : P::zero();
     v = warp_reduce_sum<P>(v, warp_tree_width<WARPS>());
   }
-  __syncthreads();
+  if (TRAILING_BARRIER) __syncthreads();
   return v;
 }
 
