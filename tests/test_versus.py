@@ -70,7 +70,8 @@ def test_report_reads_saved_runs_without_a_gpu(capsys):
     assert "redux" in out and "quiet: at every size" in out
     for kept in (("h100", "versus_disturbed_a.json"), ("h100", "versus_disturbed_d.json"),
                  ("h100", "versus_disturbed_wide.json"), ("h100", "versus_disturbed_wide_b.json"),
-                 ("h200", "versus_disturbed_faithful_atomic.json"), ("h200", "versus_disturbed_wide.json")):
+                 ("h200", "versus_disturbed_faithful_atomic.json"), ("h200", "versus_disturbed_wide.json"),
+                 ("h100", "versus_disturbed_straight.json"), ("h200", "versus_disturbed_straight.json")):
         assert versus.main(["--report", os.path.join(results, *kept)]) == 0
         assert "DISTURBED" in capsys.readouterr().out, kept
     assert versus.main(["--report", os.path.join(ROOT, "README.md")]) == 2
