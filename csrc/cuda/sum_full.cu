@@ -145,10 +145,10 @@ __device__ __forceinline__ typename P::acc_t wide_lane_sum(const In *__restrict_
                                                            int64_t chunk_len) {
   constexpr int VEC = vec_of<In>::value;
   const In *base = x + chunk_begin(c, chunk_len);
+  const int64_t count = chunk_count(c, chunk_len, n);
   typename P::acc_t acc = P::zero();
-  if (chunk_count(c, chunk_len, n) != chunk_len)
-    return lane_sum_tiles<P, VEC, kWideTiles, ALIGNED, true>(base, chunk_count(c, chunk_len, n), 0, 1, threadIdx.x,
-                                                             kWideBlock, acc);
+  if (count != chunk_len)
+    return lane_sum_tiles<P, VEC, kWideTiles, ALIGNED, true>(base, count, 0, 1, threadIdx.x, kWideBlock, acc);
   In v[kWideTiles][VEC];
 #pragma unroll
   for (int k = 0; k < kWideTiles; ++k)
