@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,split,stream,tiles,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,stream,tiles,wide,depth,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -53,6 +53,10 @@
  *   wide     1024-lane 32 KB tiles, a partial per tile, 1-4 tiles a block:
  *            the candidate tree for both GPUs (its T and finish keep the bits);
  *            then the product alone on inputs of one chunk or a few.
+ *   depth    the wide chunk with fewer loads in flight a thread (tile 1
+ *            after tile 0; 512 threads x 2 lanes) and on a cluster of two
+ *            16 KB blocks handing lanes over in shared memory, with the
+ *            diagnostics that took the pair apart (H100 evidence).
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -66,6 +70,7 @@
  *        csrc/cuda/*.cu csrc/cpu/status.c -o /tmp/variants && /tmp/variants
  * bench/sweep.sh rebuilds it with a family's constants varied.
  */
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -2200,6 +2205,315 @@ void section_wide(Bench &b) {
   }
 }
 
+/* ---- loads in flight a thread (section `depth`) ---------------------------
+ * On the H100 pure reads of 1024 threads x 1 load a block (16 KB) beat
+ * 1024 x 2 (32 KB, the wide chunk) by ~2 us at 52.4M. Are fewer bytes in
+ * flight what reads faster there? The wide tree's chunk read two ways that
+ * keep its bits (no: both slower; leaderboard/PERFORMANCE.md): DEP, tile 1's loads issued only once tile 0's adds are done (a
+ * data dependency on the lane sum, so neither compiler may hoist them);
+ * THREADS 512, two lanes a thread (t and t + 512), whose warp trees give
+ * warps w and w + 16 of the 1024-lane tree. Polled finish, a chunk a block. */
+__device__ __forceinline__ int64_t after(double s) { return s != s ? 1 : 0; } /* 0, known only once s is */
+
+template <int THREADS, bool DEP>
+__global__ void __launch_bounds__(THREADS, 2048 / THREADS)
+wide_depth_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned long long *slots) {
+  constexpr int LPT = 1024 / THREADS; /* lanes a thread */
+  __shared__ double sd[32];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const float4 *p = x4 + (int64_t)blockIdx.x * 2048 + tid;
+  double s[LPT];
+  float4 v0[LPT], v1[LPT];
+#pragma unroll
+  for (int k = 0; k < LPT; ++k) v0[k] = __ldcs(p + k * THREADS);
+  if (!DEP) {
+#pragma unroll
+    for (int k = 0; k < LPT; ++k) v1[k] = __ldcs(p + 1024 + k * THREADS);
+  }
+#pragma unroll
+  for (int k = 0; k < LPT; ++k) {
+    s[k] = 0.0;
+    s[k] = P::add(s[k], v0[k].x); s[k] = P::add(s[k], v0[k].y);
+    s[k] = P::add(s[k], v0[k].z); s[k] = P::add(s[k], v0[k].w);
+  }
+  if (DEP) {
+#pragma unroll
+    for (int k = 0; k < LPT; ++k) v1[k] = __ldcs(p + 1024 + k * THREADS + after(s[k]));
+  }
+#pragma unroll
+  for (int k = 0; k < LPT; ++k) {
+    s[k] = P::add(s[k], v1[k].x); s[k] = P::add(s[k], v1[k].y);
+    s[k] = P::add(s[k], v1[k].z); s[k] = P::add(s[k], v1[k].w);
+  }
+#pragma unroll
+  for (int k = 0; k < LPT; ++k) {
+    s[k] = warp_reduce_sum<P>(s[k], 32);
+    if (lane == 0) sd[warp + k * (THREADS / 32)] = s[k];
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const double w = warp_reduce_sum<P>(sd[lane], 32);
+    if (lane == 0) publish_slot(slots, blockIdx.x, w);
+  }
+  if (blockIdx.x != gridDim.x - 1) return;
+  __syncthreads(); /* warp 0 has read sd: the tree below rewrites it */
+  /* combine_polled's 1024 lanes: thread t takes lanes t + k * THREADS. */
+  double rl[LPT];
+#pragma unroll
+  for (int k = 0; k < LPT; ++k) rl[k] = combine_polled<P, 4 / LPT>(0.0, slots, tid + k * THREADS, chunks, 1024);
+#pragma unroll
+  for (int k = 0; k < LPT; ++k) {
+    rl[k] = warp_reduce_sum<P>(rl[k], 32);
+    if (lane == 0) sd[warp + k * (THREADS / 32)] = rl[k];
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const double r = warp_reduce_sum<P>(sd[lane], 32);
+    if (lane == 0) *y = (float)r;
+  }
+}
+
+/* Pure reads of the wide chunk with tile 1's load after tile 0's value. */
+__global__ void __launch_bounds__(1024) read_wide_dep(const float4 *__restrict__ x4, float *sink) {
+  const float4 *p = x4 + (int64_t)blockIdx.x * 2048 + threadIdx.x;
+  const float4 a = __ldcs(p);
+  const float m0 = fold(0.0f, a);
+  const float4 b = __ldcs(p + 1024 + after((double)m0));
+  const float m = fold(m0, b);
+  if (m == 12345.0f) sink[blockIdx.x] = m;
+}
+
+/* The wide chunk on a cluster of two 1024-thread blocks, a 16 KB tile each
+ * (the H100's fastest read: bytes a block, not bytes in flight, set its
+ * speed). Rank 0 adds its tile's vector t into lane t and stores the lane
+ * into rank 1's shared memory; rank 1 continues each lane with its own
+ * tile's vector, so lane t adds the same elements in the same order as the
+ * wide tree; rank 1 reduces and publishes. READ_ONLY: the same launch with
+ * no arithmetic and no exchange (the pair's read floor). Diagnostics (wrong
+ * sums, timings only): STORE false, no remote store of the lanes; BARRIER
+ * false, no cluster barrier; TREE0, rank 0 also reduces its own tile and
+ * publishes a slot of its own (2 x chunks slots). */
+template <bool READ_ONLY, bool STORE = true, bool BARRIER = true, bool TREE0 = false>
+__global__ void __launch_bounds__(1024, 2)
+wide_pair_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned long long *slots, float *sink) {
+  namespace cg = cooperative_groups;
+  __shared__ double lanes[1024];
+  __shared__ double sd[32];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const unsigned rank = cg::this_cluster().block_rank();
+  const int64_t chunk = blockIdx.x >> 1;
+  const float4 v = __ldcs(x4 + chunk * 2048 + rank * 1024 + tid);
+  if (READ_ONLY) {
+    if (fold(0.0f, v) == 12345.0f) sink[blockIdx.x] = 1.0f;
+    return;
+  }
+  double s = 0.0;
+  if (rank == 0) {
+    s = P::add(s, v.x); s = P::add(s, v.y); s = P::add(s, v.z); s = P::add(s, v.w);
+    if (STORE) *cg::this_cluster().map_shared_rank(&lanes[tid], 1) = s;
+  }
+  if (BARRIER)
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  if (rank == 0 && !TREE0) return;
+  if (rank == 1 && STORE && BARRIER) s = lanes[tid];
+  if (rank == 1) { s = P::add(s, v.x); s = P::add(s, v.y); s = P::add(s, v.z); s = P::add(s, v.w); }
+  s = warp_reduce_sum<P>(s, 32);
+  if (lane == 0) sd[warp] = s;
+  __syncthreads();
+  const int64_t slot = TREE0 ? (int64_t)blockIdx.x : chunk;
+  const int64_t nslots = TREE0 ? 2 * chunks : chunks;
+  if (warp == 0) {
+    const double w = warp_reduce_sum<P>(sd[lane], 32);
+    if (lane == 0) publish_slot(slots, slot, w);
+  }
+  if (blockIdx.x != gridDim.x - 1) return;
+  __syncthreads(); /* warp 0 has read sd: the tree below rewrites it */
+  double r = combine_polled<P, 4>(0.0, slots, tid, nslots, 1024);
+  r = block_reduce_sum<P, 1024>(r, sd);
+  if (tid == 0) *y = (float)r;
+}
+
+/* Odd blocks: rank 1's work without the pair (no cluster, no exchange);
+ * even blocks: pure reads. Timings only. */
+__global__ void __launch_bounds__(1024, 2)
+wide_odd_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned long long *slots, float *sink) {
+  __shared__ double sd[32];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t chunk = blockIdx.x >> 1;
+  const float4 v = __ldcs(x4 + (int64_t)blockIdx.x * 1024 + tid);
+  if ((blockIdx.x & 1) == 0) {
+    if (fold(0.0f, v) == 12345.0f) sink[blockIdx.x] = 1.0f;
+    return;
+  }
+  double s = 0.0;
+  s = P::add(s, v.x); s = P::add(s, v.y); s = P::add(s, v.z); s = P::add(s, v.w);
+  s = warp_reduce_sum<P>(s, 32);
+  if (lane == 0) sd[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    const double w = warp_reduce_sum<P>(sd[lane], 32);
+    if (lane == 0) publish_slot(slots, chunk, w);
+  }
+  if (blockIdx.x != gridDim.x - 1) return;
+  __syncthreads();
+  double r = combine_polled<P, 4>(0.0, slots, tid, chunks, 1024);
+  r = block_reduce_sum<P, 1024>(r, sd);
+  if (tid == 0) *y = (float)r;
+}
+
+/* The pair with a split cluster barrier: each rank arrives at the start
+ * (rank 1 after initialising an mbarrier in its shared memory) and waits
+ * only where it must: rank 0 before its remote stores (rank 1 has started),
+ * rank 1 before it exits. Rank 0's threads each store their lane into rank
+ * 1's shared memory and arrive on rank 1's mbarrier (release, cluster
+ * scope); rank 1 waits on its own mbarrier (acquire). Same bits as the wide
+ * tree. */
+__global__ void __launch_bounds__(1024, 2)
+wide_pair_mbar_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned long long *slots) {
+  namespace cg = cooperative_groups;
+  __shared__ double lanes[1024];
+  __shared__ double sd[32];
+  __shared__ unsigned long long bar;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const unsigned rank = cg::this_cluster().block_rank();
+  const int64_t chunk = blockIdx.x >> 1;
+  const unsigned bar_a = smem_addr(&bar);
+  if (rank == 1 && tid == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar_a), "r"(1024) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if (rank == 1) __syncthreads(); /* thread 0's init before any thread's arrive below */
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+  const float4 v = __ldcs(x4 + chunk * 2048 + rank * 1024 + tid);
+  double s = 0.0;
+  if (rank == 0) {
+    s = P::add(s, v.x); s = P::add(s, v.y); s = P::add(s, v.z); s = P::add(s, v.w);
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); /* rank 1 has started */
+    unsigned r_lane, r_bar;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, 1;" : "=r"(r_lane) : "r"(smem_addr(&lanes[tid])));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, 1;" : "=r"(r_bar) : "r"(bar_a));
+    asm volatile("st.shared::cluster.f64 [%0], %1;" ::"r"(r_lane), "d"(s) : "memory");
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(r_bar) : "memory");
+    return;
+  }
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(done)
+                 : "r"(bar_a)
+                 : "memory");
+  s = lanes[tid];
+  s = P::add(s, v.x); s = P::add(s, v.y); s = P::add(s, v.z); s = P::add(s, v.w);
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); /* pairs this thread's arrive */
+  s = warp_reduce_sum<P>(s, 32);
+  if (lane == 0) sd[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    const double w = warp_reduce_sum<P>(sd[lane], 32);
+    if (lane == 0) publish_slot(slots, chunk, w);
+  }
+  if (blockIdx.x != gridDim.x - 1) return;
+  __syncthreads(); /* warp 0 has read sd: the tree below rewrites it */
+  double r = combine_polled<P, 4>(0.0, slots, tid, chunks, 1024);
+  r = block_reduce_sum<P, 1024>(r, sd);
+  if (tid == 0) *y = (float)r;
+}
+
+/* Launches `kernel` on `grid` blocks of 1024 threads in clusters of two. */
+template <typename K, typename... Args>
+void launch_pairs(K kernel, unsigned grid, cudaStream_t st, Args... args) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = 2;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(1024);
+  cfg.stream = st;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&cfg, kernel, args...));
+}
+
+void section_depth(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *y = b.y, *sink = b.sink;
+  printf("== the wide chunk with fewer loads in flight a thread: tile 1 after tile 0 (dep), or 512 threads x 2 lanes "
+         "(same bits)\n");
+  const int64_t sizes[] = {1638400, 6553600, 13107200, 52428800};
+  const Scratch sc(b.x, 52428800);
+  unsigned long long *slots = sc.slots + (1 << 16);
+  unsigned int *cnt = sc.cnt;
+  double *parts = sc.parts;
+  for (auto k : {std::make_pair("read pair", (const void *)wide_pair_sum<true>),
+                 std::make_pair("depth pair", (const void *)wide_pair_sum<false>),
+                 std::make_pair("pair no exchange", (const void *)wide_pair_sum<false, false, false>)}) {
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = 2;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.gridDim = dim3(6400);
+    cfg.blockDim = dim3(1024);
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int clusters = -1;
+    CK(cudaOccupancyMaxActiveClusters(&clusters, k.second, &cfg));
+    printf("depth %s: at most %d clusters of 2 at once\n", k.first, clusters);
+  }
+  const int rounds = rounds_or(2);
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      const double ref = prefix_sum(sc.h, n);
+      const int64_t n4 = n / 4, chunks = n4 / 2048;
+      const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
+      wide_sum<2, 1, 0, false, 2, false><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, cnt, parts, slots);
+      CK(cudaStreamSynchronize(st));
+      unsigned int want;
+      CK(cudaMemcpy(&want, y, 4, cudaMemcpyDeviceToHost));
+      std::vector<Timed> vs = product_reads_entry(b, n, sc, false);
+      vs.push_back({"read b1024 l2 dep", false, [=] { read_wide_dep<<<(unsigned)chunks, 1024, 0, st>>>(x4, sink); }});
+      vs.push_back({"depth wide T1 polled", true, [=] {
+                      wide_sum<2, 1, 1, false, 2, false><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, cnt,
+                                                                                           parts, slots);
+                    }});
+      vs.push_back({"depth b1024", true, [=] { wide_depth_sum<1024, false><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, slots); }});
+      vs.push_back({"depth b1024 dep", true, [=] { wide_depth_sum<1024, true><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, slots); }});
+      vs.push_back({"depth b512", true, [=] { wide_depth_sum<512, false><<<(unsigned)chunks, 512, 0, st>>>(x4, chunks, y, slots); }});
+      vs.push_back({"depth b512 dep", true, [=] { wide_depth_sum<512, true><<<(unsigned)chunks, 512, 0, st>>>(x4, chunks, y, slots); }});
+      vs.push_back({"read pair l1", false, [=] {
+                      launch_pairs(wide_pair_sum<true>, (unsigned)(2 * chunks), st, x4, chunks, y, slots, sink);
+                    }});
+      vs.push_back({"depth pair", true, [=] {
+                      launch_pairs(wide_pair_sum<false>, (unsigned)(2 * chunks), st, x4, chunks, y, slots, sink);
+                    }});
+      vs.push_back({"depth pair mbarrier", true, [=] {
+                      launch_pairs(wide_pair_mbar_sum, (unsigned)(2 * chunks), st, x4, chunks, y, slots);
+                    }});
+      vs.push_back({"pair no exchange (wrong sum)", false, [=] {
+                      launch_pairs(wide_pair_sum<false, false, false>, (unsigned)(2 * chunks), st, x4, chunks, y,
+                                   slots, sink);
+                    }});
+      vs.push_back({"pair barrier only (wrong)", false, [=] {
+                      launch_pairs(wide_pair_sum<false, false, true>, (unsigned)(2 * chunks), st, x4, chunks, y,
+                                   slots, sink);
+                    }});
+      vs.push_back({"pair trees on both (wrong)", false, [=] {
+                      launch_pairs(wide_pair_sum<false, false, false, true>, (unsigned)(2 * chunks), st, x4, chunks,
+                                   y, slots, sink);
+                    }});
+      vs.push_back({"odd trees no cluster (wrong)", false, [=] {
+                      wide_odd_sum<<<(unsigned)(2 * chunks), 1024, 0, st>>>(x4, chunks, y, slots, sink);
+                    }});
+      print_timed(T, "depth", round, n, ref, y, vs, &want, "depth");
+    }
+  }
+}
+
 /* ---- streamed chunks (section `stream`) ----------------------------------
  * Measured and not taken (leaderboard/PERFORMANCE.md): the 256-lane 8-tile
  * chunks of the previous full-sum tree (the bench's fixed_sum<8, 1> gives
@@ -2460,7 +2774,7 @@ int main() {
       {"sum", section_sum},       {"cols", section_cols},   {"rows", section_rows},
       {"fixed", section_fixed}, {"occ", section_occ}, {"persist", section_persist}, {"small", section_small},
       {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
-      {"wide", section_wide},
+      {"wide", section_wide}, {"depth", section_depth},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
