@@ -2283,6 +2283,25 @@ __global__ void __launch_bounds__(1024) read_wide_dep(const float4 *__restrict__
   if (m == 12345.0f) sink[blockIdx.x] = m;
 }
 
+/* A 1024-thread block's tail in the pair kernels: the block tree of lane
+ * sum s, its slot, and (the grid's last block) the polled finish of nslots. */
+__device__ __forceinline__ void pair_reduce_publish(double s, double *sd, unsigned long long *slots, int64_t slot,
+                                                    int64_t nslots, float *y) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  s = warp_reduce_sum<P>(s, 32);
+  if (lane == 0) sd[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    const double w = warp_reduce_sum<P>(sd[lane], 32);
+    if (lane == 0) publish_slot(slots, slot, w);
+  }
+  if (blockIdx.x != gridDim.x - 1) return;
+  __syncthreads(); /* warp 0 has read sd: the tree below rewrites it */
+  double r = combine_polled<P, 4>(0.0, slots, tid, nslots, 1024);
+  r = block_reduce_sum<P, 1024>(r, sd);
+  if (tid == 0) *y = (float)r;
+}
+
 /* The wide chunk on a cluster of two 1024-thread blocks, a 16 KB tile each
  * (the H100's fastest read: bytes a block, not bytes in flight, set its
  * speed). Rank 0 adds its tile's vector t into lane t and stores the lane
@@ -2299,7 +2318,7 @@ wide_pair_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned 
   namespace cg = cooperative_groups;
   __shared__ double lanes[1024];
   __shared__ double sd[32];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = threadIdx.x;
   const unsigned rank = cg::this_cluster().block_rank();
   const int64_t chunk = blockIdx.x >> 1;
   const float4 v = __ldcs(x4 + chunk * 2048 + rank * 1024 + tid);
@@ -2317,20 +2336,7 @@ wide_pair_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned 
   if (rank == 0 && !TREE0) return;
   if (rank == 1 && STORE && BARRIER) s = lanes[tid];
   if (rank == 1) { s = P::add(s, v.x); s = P::add(s, v.y); s = P::add(s, v.z); s = P::add(s, v.w); }
-  s = warp_reduce_sum<P>(s, 32);
-  if (lane == 0) sd[warp] = s;
-  __syncthreads();
-  const int64_t slot = TREE0 ? (int64_t)blockIdx.x : chunk;
-  const int64_t nslots = TREE0 ? 2 * chunks : chunks;
-  if (warp == 0) {
-    const double w = warp_reduce_sum<P>(sd[lane], 32);
-    if (lane == 0) publish_slot(slots, slot, w);
-  }
-  if (blockIdx.x != gridDim.x - 1) return;
-  __syncthreads(); /* warp 0 has read sd: the tree below rewrites it */
-  double r = combine_polled<P, 4>(0.0, slots, tid, nslots, 1024);
-  r = block_reduce_sum<P, 1024>(r, sd);
-  if (tid == 0) *y = (float)r;
+  pair_reduce_publish(s, sd, slots, TREE0 ? (int64_t)blockIdx.x : chunk, TREE0 ? 2 * chunks : chunks, y);
 }
 
 /* Odd blocks: rank 1's work without the pair (no cluster, no exchange);
@@ -2338,7 +2344,7 @@ wide_pair_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned 
 __global__ void __launch_bounds__(1024, 2)
 wide_odd_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned long long *slots, float *sink) {
   __shared__ double sd[32];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = threadIdx.x;
   const int64_t chunk = blockIdx.x >> 1;
   const float4 v = __ldcs(x4 + (int64_t)blockIdx.x * 1024 + tid);
   if ((blockIdx.x & 1) == 0) {
@@ -2347,18 +2353,7 @@ wide_odd_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned l
   }
   double s = 0.0;
   s = P::add(s, v.x); s = P::add(s, v.y); s = P::add(s, v.z); s = P::add(s, v.w);
-  s = warp_reduce_sum<P>(s, 32);
-  if (lane == 0) sd[warp] = s;
-  __syncthreads();
-  if (warp == 0) {
-    const double w = warp_reduce_sum<P>(sd[lane], 32);
-    if (lane == 0) publish_slot(slots, chunk, w);
-  }
-  if (blockIdx.x != gridDim.x - 1) return;
-  __syncthreads();
-  double r = combine_polled<P, 4>(0.0, slots, tid, chunks, 1024);
-  r = block_reduce_sum<P, 1024>(r, sd);
-  if (tid == 0) *y = (float)r;
+  pair_reduce_publish(s, sd, slots, chunk, chunks, y);
 }
 
 /* The pair with a split cluster barrier: each rank arrives at the start
@@ -2374,7 +2369,7 @@ wide_pair_mbar_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsi
   __shared__ double lanes[1024];
   __shared__ double sd[32];
   __shared__ unsigned long long bar;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = threadIdx.x;
   const unsigned rank = cg::this_cluster().block_rank();
   const int64_t chunk = blockIdx.x >> 1;
   const unsigned bar_a = smem_addr(&bar);
@@ -2406,18 +2401,7 @@ wide_pair_mbar_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsi
   s = lanes[tid];
   s = P::add(s, v.x); s = P::add(s, v.y); s = P::add(s, v.z); s = P::add(s, v.w);
   asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); /* pairs this thread's arrive */
-  s = warp_reduce_sum<P>(s, 32);
-  if (lane == 0) sd[warp] = s;
-  __syncthreads();
-  if (warp == 0) {
-    const double w = warp_reduce_sum<P>(sd[lane], 32);
-    if (lane == 0) publish_slot(slots, chunk, w);
-  }
-  if (blockIdx.x != gridDim.x - 1) return;
-  __syncthreads(); /* warp 0 has read sd: the tree below rewrites it */
-  double r = combine_polled<P, 4>(0.0, slots, tid, chunks, 1024);
-  r = block_reduce_sum<P, 1024>(r, sd);
-  if (tid == 0) *y = (float)r;
+  pair_reduce_publish(s, sd, slots, chunk, chunks, y);
 }
 
 /* Launches `kernel` on `grid` blocks of 1024 threads in clusters of two. */
