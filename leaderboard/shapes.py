@@ -14,9 +14,9 @@ the measured read ceiling, the read floor, the target and pass/miss. A miss
 is printed as a miss. --json writes every number; --plot draws the targets.
 
 The read floor of a row is the fastest pure read of the same bytes under the
-same timer (torch.ops.redux._read_probe, evict-first and ordinary loads, the
-faster one; the probe's pattern is the fastest of the load patterns that
-bench/variants.cu measured): no arithmetic, no finish, no output.
+same timer (torch.ops.redux._read_probe in both of its load patterns, the
+fastest ones bench/variants.cu measured, each with evict-first and ordinary
+loads: the fastest of the four): no arithmetic, no finish, no output.
 "floor/torch" is the ratio to torch.sum that a kernel which only read its
 input that fast would reach; a target below it is out of reach of any sum
 that reads its input no faster.
@@ -63,11 +63,12 @@ def measure_row(timer, ops, x, budget_s):
 
 
 def floor_ops(x):
-    """The pure reads of x's bytes (both cache hints): the row's read floor
-    is the faster one."""
+    """The pure reads of x's bytes (both load patterns, both cache hints):
+    the row's read floor is the fastest."""
     flat = x.view(-1).view(torch.float32)
-    return {f"floor {'evict-first' if ef else 'plain'}": (lambda a, ef=ef: torch.ops.redux._read_probe(flat, ef))
-            for ef in (True, False)}
+    return {f"floor {pattern} {'evict-first' if ef else 'plain'}":
+            (lambda a, ef=ef, pattern=pattern: torch.ops.redux._read_probe(flat, ef, pattern))
+            for pattern in ("grid-stride", "pieces") for ef in (True, False)}
 
 
 def host_cost(fn, x, calls=2000):

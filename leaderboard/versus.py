@@ -13,9 +13,11 @@ call is the competition's: synchronize, 256 MiB L2 flush, CUDA events
 around the Python call; in leaderboard (ranked) mode every call gets a fresh
 seed (seed + 13 each time) and is checked.
 
-Beside the entries, "read floor" times a pure read of the same bytes under
-the same timer (torch.ops.redux._read_probe: no arithmetic, no finish, no
-check): the floor under any entry that reads its input.
+Beside the entries, two pure reads of the same bytes under the same timer
+(torch.ops.redux._read_probe: no arithmetic, no finish, no check): "read
+floor" (resident blocks, grid-stride) and "read floor 16K" (a block per
+16 KB piece); the faster of the two, which differs by GPU and size, is the
+floor under any entry that reads its input.
 
 Prints a table (mean, the competition's statistic; median; best) and
 writes versus.json: {"gpu", "mode", "entries": {ENTRY: {"<size>": {"mean_ns",
@@ -36,6 +38,9 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCH_SUM = os.path.join(ROOT, "tests", "solutions", "torch_sum.py")
 FLOOR = "read floor"
+# The pure reads timed beside the entries: name -> _read_probe's pattern.
+# FLOOR (the first) is also the disturbance gauge.
+FLOORS = {FLOOR: "grid-stride", "read floor 16K": "pieces"}
 SAMPLES_PER_TURN = 5
 # A run is disturbed when the read floor (the same pure read every time)
 # has a mean this far over its median at some size, or some entry's median
@@ -56,9 +61,9 @@ def _child_init(path):
     import torch
     from leaderboard import core
     _timer = core.Timer("cuda")
-    if path == FLOOR:
+    if path in FLOORS:
         import redux  # noqa: F401
-        _kernel = lambda data: torch.ops.redux._read_probe(data[0], True)  # noqa: E731
+        _kernel = lambda data: torch.ops.redux._read_probe(data[0], True, FLOORS[path])  # noqa: E731
     else:
         from leaderboard.ops import load_submission
         _kernel = load_submission(path)[1]
@@ -101,7 +106,7 @@ def _child_samples(size, seed, ranked, count, is_floor):
 # ---- the parent ----
 
 def entries_from(files, tmp):
-    """{name: path}: redux's export, torch.sum, the files, the read floor."""
+    """{name: path}: redux's export, torch.sum, the files, the read floors."""
     from leaderboard import export
     redux_path = os.path.join(tmp, "redux_submission.py")
     with open(redux_path, "w") as f:
@@ -110,7 +115,8 @@ def entries_from(files, tmp):
     for path in files:
         name = os.path.splitext(os.path.basename(path))[0]
         entries[name if name not in entries else path] = os.path.abspath(path)
-    entries[FLOOR] = FLOOR
+    for name in FLOORS:
+        entries[name] = name
     return entries
 
 
@@ -122,7 +128,7 @@ def measure(entries, sizes, args):
     errors = {}
     try:
         for name, pool in pools.items():
-            msg = pool.apply(_child_check, (sizes, args.seed, name == FLOOR))
+            msg = pool.apply(_child_check, (sizes, args.seed, name in FLOORS))
             if msg:
                 errors[name] = msg
         names = [n for n in entries if n not in errors]
@@ -134,7 +140,7 @@ def measure(entries, sizes, args):
                     if name in errors:
                         continue
                     got, msg = pools[name].apply(_child_samples, (size, args.seed + 1000 * r, args.mode == "leaderboard",
-                                                                  SAMPLES_PER_TURN, name == FLOOR))
+                                                                  SAMPLES_PER_TURN, name in FLOORS))
                     samples[name][size] += got
                     if msg:
                         errors[name] = msg
@@ -190,16 +196,17 @@ def size_label(size):
 def report(result, sizes, errors):
     entries = result["entries"]
     last = str(max(sizes))
-    rank = sorted((n for n in entries if n != FLOOR), key=lambda n: entries[n][last]["mean_ns"])
+    rank = sorted((n for n in entries if n not in FLOORS), key=lambda n: entries[n][last]["mean_ns"])
+    floors = [n for n in FLOORS if n in entries]
     gm = {n: geomean([entries[n][str(s)]["mean_ns"] for s in sizes]) for n in entries}
     head = f"{'entry':<16}" + "".join(f"{s / 1e6:>9.2f}M" if s >= 1e5 else f"{s:>10}" for s in sizes) + \
         f"{'median':>10}{'best':>9}{'geomean':>10}{'x best other':>14}"
     lines = [f"{result['gpu']}  mode {result['mode']}  mean us per size (the competition's statistic); "
              f"median and best at {int(last):,}", head]
-    for n in rank + ([FLOOR] if FLOOR in entries else []):
+    for n in rank + floors:
         e = entries[n]
         others = [m for m in rank if m != n]
-        vs = e[last]["mean_ns"] / min(entries[m][last]["mean_ns"] for m in others) if others and n != FLOOR else None
+        vs = e[last]["mean_ns"] / min(entries[m][last]["mean_ns"] for m in others) if others and n in rank else None
         lines.append(f"{n:<16}" + "".join(f"{e[str(s)]['mean_ns'] / 1e3:>10.2f}" for s in sizes)
                      + f"{e[last]['median_ns'] / 1e3:>10.2f}{e[last]['best_ns'] / 1e3:>9.2f}{gm[n] / 1e3:>10.2f}"
                      + (f"{vs:>14.3f}" if vs else f"{'-':>14}"))
@@ -208,9 +215,9 @@ def report(result, sizes, errors):
         if others:
             best_gm = min(gm[m] for m in others)
             lines.append(f"redux geomean over the sizes / best other entry's: {gm['redux'] / best_gm:.3f}")
-        if FLOOR in entries:
-            lines.append(f"redux mean at {int(last):,} / read floor's: "
-                         f"{entries['redux'][last]['mean_ns'] / entries[FLOOR][last]['mean_ns']:.3f}")
+        for n in floors:
+            lines.append(f"redux mean at {int(last):,} / {n}'s: "
+                         f"{entries['redux'][last]['mean_ns'] / entries[n][last]['mean_ns']:.3f}")
     reasons = disturbance(entries, sizes)
     lines.append("DISTURBED: the means rank nothing in this run: " + "; ".join(reasons) if reasons
                  else f"quiet: at every size the read floor's mean is within {FLOOR_MEAN_OVER_MEDIAN:.2f}x its "

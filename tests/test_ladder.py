@@ -71,10 +71,21 @@ def test_deterministic_rungs_are_bitwise_stable():
 
 @cuda
 @pytest.mark.cuda
+@pytest.mark.parametrize("pattern", ["grid-stride", "pieces"])
 @pytest.mark.parametrize("evict_first", [False, True])
-def test_read_probe_reads_everything(evict_first):
-    x = torch.rand(1 << 20, device="cuda")
-    x[123457] = 7.5  # the probe's per-block max of |x| must see it
-    assert torch.ops.redux._read_probe(x, evict_first).max().item() == 7.5
+def test_read_probe_reads_everything(evict_first, pattern):
+    # 2^20 + 12 floats: the pieces pattern's last block holds 3 vectors
+    x = torch.rand((1 << 20) + 12, device="cuda")
+    for i in (0, 123457, (1 << 20) + 11):  # the probe's per-block max of |x| must see each
+        x[i] = 7.5
+        assert torch.ops.redux._read_probe(x, evict_first, pattern).max().item() == 7.5, (pattern, i)
+        x[i] = 0.5
     with pytest.raises(RuntimeError, match="argument 'x' must start at a 16-byte aligned address"):
-        torch.ops.redux._read_probe(x[1:], evict_first)
+        torch.ops.redux._read_probe(x[1:], evict_first, pattern)
+
+
+@cuda
+@pytest.mark.cuda
+def test_read_probe_names_a_bad_pattern():
+    with pytest.raises(RuntimeError, match="argument 'pattern' must be 'grid-stride' or 'pieces', got 'slabs'"):
+        torch.ops.redux._read_probe(torch.rand(64, device="cuda"), False, "slabs")

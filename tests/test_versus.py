@@ -18,7 +18,8 @@ def fake_result():
     sizes = [1000, 2000]
     samples = {"redux": {1000: [10.0, 11.0, 10.0], 2000: [20.0, 21.0, 20.0]},
                "torch.sum": {1000: [12.0, 12.0, 13.0], 2000: [25.0, 24.0, 26.0]},
-               versus.FLOOR: {1000: [8.0, 8.0, 8.0], 2000: [18.0, 18.0, 18.0]}}
+               versus.FLOOR: {1000: [8.0, 8.0, 8.0], 2000: [18.0, 18.0, 18.0]},
+               "read floor 16K": {1000: [7.0, 7.0, 7.0], 2000: [17.0, 17.0, 17.0]}}
     return sizes, {"gpu": "fake", "mode": "leaderboard", "entries": versus.summarize(samples, {})}
 
 
@@ -34,8 +35,9 @@ def test_report_ranks_by_mean_and_states_the_ratios():
     sizes, result = fake_result()
     text = versus.report(result, sizes, {"broken": "size 1000: mismatch"})
     lines = text.splitlines()
-    assert lines[2].startswith("redux") and lines[3].startswith("torch.sum") and lines[4].startswith("read floor")
-    assert "best other entry's: 0.8" in text and "read floor's: 1.130" in text
+    assert lines[2].startswith("redux") and lines[3].startswith("torch.sum")
+    assert lines[4].startswith("read floor ") and lines[5].startswith("read floor 16K")
+    assert "best other entry's: 0.8" in text and "read floor's: 1.130" in text and "read floor 16K's: 1.196" in text
     assert "broken: REJECTED" in text
 
 
@@ -92,7 +94,7 @@ def test_versus_on_the_gpu_with_the_comparison_entries(tmp_path, capsys):
     assert rc == 0, out
     saved = json.load(open(tmp_path / "versus.json"))
     assert saved["mode"] == "leaderboard" and saved["gpu"] == torch.cuda.get_device_name()
-    assert set(saved["entries"]) == {"redux", "torch.sum", "atomic_fp32", "chunked_fp32", versus.FLOOR}, out
+    assert set(saved["entries"]) == {"redux", "torch.sum", "atomic_fp32", "chunked_fp32", *versus.FLOORS}, out
     assert isinstance(saved["disturbed"], list) and ("DISTURBED" in out) == bool(saved["disturbed"])
     for entry in saved["entries"].values():
         for cell in entry.values():

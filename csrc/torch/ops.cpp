@@ -84,6 +84,7 @@ TORCH_LIBRARY(redux, m) {
   m.def("_sum_unit_partials(Tensor view, int[] layout, int unit_begin, int unit_end) -> Tensor");
   m.def("_sum_from_partials(Tensor partials, int[] layout) -> Tensor");
   // Internal, a harness facility (include/redux/probe.h): streams x once
-  // (the read-bandwidth ceiling); not a sum. evict_first: the loads' hint.
-  m.def("_read_probe(Tensor x, bool evict_first=False) -> Tensor");
+  // (the read-bandwidth ceiling); not a sum. evict_first: the loads' hint;
+  // pattern: "grid-stride" (resident blocks) or "pieces" (a block per 16 KB).
+  m.def("_read_probe(Tensor x, bool evict_first=False, str pattern=\"grid-stride\") -> Tensor");
 }

@@ -4,7 +4,7 @@
 namespace redux_shim {
 namespace {
 
-at::Tensor read_probe_cpu(const at::Tensor &x, bool /*evict_first*/) {
+at::Tensor read_probe_cpu(const at::Tensor &x, bool /*evict_first*/, c10::string_view /*pattern*/) {
   TORCH_CHECK(false, "redux._read_probe: argument 'x' must be a CUDA tensor, got ", x.device());
 }
 
