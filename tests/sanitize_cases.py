@@ -44,9 +44,11 @@ def main():
                 count += 1
     data = core.generate_input(65_536, 12)
     assert core.check(torch.ops.redux._contest_custom_kernel(*data), core.reference(data[0])) == ""
-    torch.ops.redux._read_probe(torch.rand(1 << 16, device="cuda"))
+    probe_input = torch.rand((1 << 16) + 12, device="cuda")  # a last 16 KB piece of 3 vectors
+    torch.ops.redux._read_probe(probe_input)
+    torch.ops.redux._read_probe(probe_input, True, "pieces")
     torch.cuda.synchronize()
-    print(f"sanitize_cases: {count + 2} kernel calls checked")
+    print(f"sanitize_cases: {count + 3} kernel calls checked")
 
 
 if __name__ == "__main__":
