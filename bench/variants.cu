@@ -2215,6 +2215,20 @@ void section_wide(Bench &b) {
  * warps w and w + 16 of the 1024-lane tree. Polled finish, a chunk a block. */
 __device__ __forceinline__ int64_t after(double s) { return s != s ? 1 : 0; } /* 0, known only once s is */
 
+/* The 1024-lane block tree over LPT lanes a thread (lane t + k * THREADS in
+ * l[k]): each lane's warp tree, then the 32 warps' values in order; the
+ * result is valid in warp 0. */
+template <int THREADS, int LPT>
+__device__ __forceinline__ double lanes_block_tree(double (&l)[LPT], double *sd, int warp, int lane) {
+#pragma unroll
+  for (int k = 0; k < LPT; ++k) {
+    l[k] = warp_reduce_sum<P>(l[k], 32);
+    if (lane == 0) sd[warp + k * (THREADS / 32)] = l[k];
+  }
+  __syncthreads();
+  return warp == 0 ? warp_reduce_sum<P>(sd[lane], 32) : 0.0;
+}
+
 template <int THREADS, bool DEP>
 __global__ void __launch_bounds__(THREADS, 2048 / THREADS)
 wide_depth_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned long long *slots) {
@@ -2245,32 +2259,16 @@ wide_depth_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned
     s[k] = P::add(s[k], v1[k].x); s[k] = P::add(s[k], v1[k].y);
     s[k] = P::add(s[k], v1[k].z); s[k] = P::add(s[k], v1[k].w);
   }
-#pragma unroll
-  for (int k = 0; k < LPT; ++k) {
-    s[k] = warp_reduce_sum<P>(s[k], 32);
-    if (lane == 0) sd[warp + k * (THREADS / 32)] = s[k];
-  }
-  __syncthreads();
-  if (warp == 0) {
-    const double w = warp_reduce_sum<P>(sd[lane], 32);
-    if (lane == 0) publish_slot(slots, blockIdx.x, w);
-  }
+  const double w = lanes_block_tree<THREADS, LPT>(s, sd, warp, lane);
+  if (warp == 0 && lane == 0) publish_slot(slots, blockIdx.x, w);
   if (blockIdx.x != gridDim.x - 1) return;
   __syncthreads(); /* warp 0 has read sd: the tree below rewrites it */
   /* combine_polled's 1024 lanes: thread t takes lanes t + k * THREADS. */
   double rl[LPT];
 #pragma unroll
   for (int k = 0; k < LPT; ++k) rl[k] = combine_polled<P, 4 / LPT>(0.0, slots, tid + k * THREADS, chunks, 1024);
-#pragma unroll
-  for (int k = 0; k < LPT; ++k) {
-    rl[k] = warp_reduce_sum<P>(rl[k], 32);
-    if (lane == 0) sd[warp + k * (THREADS / 32)] = rl[k];
-  }
-  __syncthreads();
-  if (warp == 0) {
-    const double r = warp_reduce_sum<P>(sd[lane], 32);
-    if (lane == 0) *y = (float)r;
-  }
+  const double r = lanes_block_tree<THREADS, LPT>(rl, sd, warp, lane);
+  if (warp == 0 && lane == 0) *y = (float)r;
 }
 
 /* Pure reads of the wide chunk with tile 1's load after tile 0's value. */

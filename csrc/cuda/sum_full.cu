@@ -216,17 +216,9 @@ sum_wide_short_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n) 
   using P = sum_policy<In, Out>;
   constexpr int VEC = vec_of<In>::value;
   __shared__ typename P::acc_t scratch[kBlock / 32];
-  /* lane_sum_tiles' partial tile, with a whole vector by one load. */
-  const int64_t i0 = (int64_t)threadIdx.x * VEC;
-  typename P::acc_t acc = P::zero();
-  if (i0 + VEC <= n) {
-    In v[VEC];
-    load_vec<In, VEC, ALIGNED, true>(x + i0, v);
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
-  } else {
-    for (int64_t i = i0; i < n; ++i) acc = P::add(acc, x[i]);
-  }
+  /* lane_sum_tiles' partial tile: vector t of the input, the rest of it
+   * element by element. */
+  typename P::acc_t acc = add_vec_or_rest<P, VEC, ALIGNED, true>(x, (int64_t)threadIdx.x * VEC, n, P::zero());
   acc = block_reduce_sum<P, kBlock, false>(acc, scratch);
   if (threadIdx.x == 0) *y = P::finish(acc);
 }

@@ -261,6 +261,23 @@ __device__ __forceinline__ void lane_sum_column_vecs(const In *__restrict__ p, i
   });
 }
 
+/* Adds the vector base[i0, i0 + VEC) to acc by one load when it lies before
+ * `end`, else base[i0, end) element by element (nothing if i0 >= end), in
+ * element order: the bounds-checked step of a partial range. */
+template <typename P, int VEC, bool ALIGNED, bool STREAM, typename In>
+__device__ __forceinline__ typename P::acc_t add_vec_or_rest(const In *__restrict__ base, int64_t i0, int64_t end,
+                                                             typename P::acc_t acc) {
+  if (i0 + VEC <= end) {
+    In v[VEC];
+    load_vec<In, VEC, ALIGNED, STREAM>(base + i0, v);
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
+  } else {
+    for (int64_t i = i0; i < end; ++i) acc = P::add(acc, base[i]);
+  }
+  return acc;
+}
+
 /* Adds lane `lane`'s elements of base[begin, end) to acc. The range is read
  * by `width` cooperating lanes: each step covers width * VEC * UNROLL
  * elements, lane l loads vectors l, l + width, ..., l + (UNROLL-1) * width of
@@ -286,17 +303,8 @@ __device__ __forceinline__ typename P::acc_t lane_sum_range(const In *__restrict
   }
   if (t0 < end) {
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const int64_t i0 = t0 + ((int64_t)u * width + lane) * VEC;
-      if (i0 + VEC <= end) {
-        In v[VEC];
-        load_vec<In, VEC, ALIGNED, STREAM>(base + i0, v);
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
-      } else {
-        for (int64_t i = i0; i < end; ++i) acc = P::add(acc, base[i]);
-      }
-    }
+    for (int u = 0; u < UNROLL; ++u)
+      acc = add_vec_or_rest<P, VEC, ALIGNED, STREAM>(base, t0 + ((int64_t)u * width + lane) * VEC, end, acc);
   }
   return acc;
 }
