@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,split,stream,tiles,wide,depth,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,stream,tiles,wide,depth,lanes,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -57,6 +57,9 @@
  *            after tile 0; 512 threads x 2 lanes) and on a cluster of two
  *            16 KB blocks handing lanes over in shared memory, with the
  *            diagnostics that took the pair apart (H100 evidence).
+ *   lanes    the wide chunk on 1024, 512 or 256 threads (1, 2 or 4 lanes
+ *            a thread, the same bits) at the six sizes, beside the previous
+ *            tree's 256 x 8 chunks and pure reads of both block shapes.
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -2229,8 +2232,8 @@ __device__ __forceinline__ double lanes_block_tree(double (&l)[LPT], double *sd,
   return warp == 0 ? warp_reduce_sum<P>(sd[lane], 32) : 0.0;
 }
 
-template <int THREADS, bool DEP>
-__global__ void __launch_bounds__(THREADS, 2048 / THREADS)
+template <int THREADS, bool DEP, int MINB = 2048 / THREADS>
+__global__ void __launch_bounds__(THREADS, MINB)
 wide_depth_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned long long *slots) {
   constexpr int LPT = 1024 / THREADS; /* lanes a thread */
   __shared__ double sd[32];
@@ -2496,6 +2499,65 @@ void section_depth(Bench &b) {
   }
 }
 
+/* ---- the wide tree on smaller blocks (section `lanes`) ---------------------
+ * The wide chunk (32 KB, 1024 lanes, the product's bits) on blocks of 1024,
+ * 512 or 256 threads holding 1, 2 or 4 lanes each (wide_depth_sum, every
+ * load in flight), beside the previous tree's 256 x 8 chunks (other bits)
+ * and pure reads of both block shapes. The question: at 3.28M (400 chunks,
+ * 1.5 waves of two 1024-thread blocks an SM on 132 SMs) do 256-thread
+ * blocks, all resident at once, read like the chunked entry's 256 x 8? MINB:
+ * blocks an SM the compiler leaves registers for (4: 64 registers). */
+void section_lanes(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *y = b.y, *sink = b.sink;
+  const float *x = b.x;
+  printf("== the wide chunk on 1024, 512 or 256 threads (1, 2, 4 lanes a thread; same bits)\n");
+  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800};
+  const Scratch sc(b.x, 52428800);
+  unsigned long long *slots = sc.slots + (1 << 16);
+  unsigned int *cnt = sc.cnt;
+  double *parts = sc.parts;
+  const int rounds = rounds_or(3);
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      const double ref = prefix_sum(sc.h, n);
+      const int64_t n4 = n / 4, chunks = n4 / 2048;
+      const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
+      wide_sum<2, 1, 0, false, 2, false><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, cnt, parts, slots);
+      CK(cudaStreamSynchronize(st));
+      unsigned int want;
+      CK(cudaMemcpy(&want, y, 4, cudaMemcpyDeviceToHost));
+      std::vector<Timed> vs{product_timed(b, n)};
+      vs.push_back({"read b1024 l2", false, [=] {
+                      read_fixed<1024, 2, H_CS><<<(unsigned)chunks, 1024, 0, st>>>(x4, n4, sink);
+                    }});
+      vs.push_back({"read b256 l8", false, [=] {
+                      read_fixed<256, 8, H_CS><<<(unsigned)chunks, 256, 0, st>>>(x4, n4, sink);
+                    }});
+      vs.push_back({"fixed t8 polled (prev tree)", true, [=] {
+                      fixed_sum<8, 1><<<(unsigned)chunks, 256, 0, st>>>(x, y, n, chunks, cnt, parts, slots);
+                    }});
+      vs.push_back({"lanes b1024", true, [=] {
+                      wide_depth_sum<1024, false><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, slots);
+                    }});
+      vs.push_back({"lanes b512", true, [=] {
+                      wide_depth_sum<512, false><<<(unsigned)chunks, 512, 0, st>>>(x4, chunks, y, slots);
+                    }});
+      vs.push_back({"lanes b256 minb4", true, [=] {
+                      wide_depth_sum<256, false, 4><<<(unsigned)chunks, 256, 0, st>>>(x4, chunks, y, slots);
+                    }});
+      vs.push_back({"lanes b256 minb6", true, [=] {
+                      wide_depth_sum<256, false, 6><<<(unsigned)chunks, 256, 0, st>>>(x4, chunks, y, slots);
+                    }});
+      vs.push_back({"lanes b256 minb8", true, [=] {
+                      wide_depth_sum<256, false, 8><<<(unsigned)chunks, 256, 0, st>>>(x4, chunks, y, slots);
+                    }});
+      print_timed(T, "lanes", round, n, ref, y, vs, &want, "lanes");
+    }
+  }
+}
+
 /* ---- streamed chunks (section `stream`) ----------------------------------
  * Measured and not taken (leaderboard/PERFORMANCE.md): the 256-lane 8-tile
  * chunks of the previous full-sum tree (the bench's fixed_sum<8, 1> gives
@@ -2756,7 +2818,7 @@ int main() {
       {"sum", section_sum},       {"cols", section_cols},   {"rows", section_rows},
       {"fixed", section_fixed}, {"occ", section_occ}, {"persist", section_persist}, {"small", section_small},
       {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
-      {"wide", section_wide}, {"depth", section_depth},
+      {"wide", section_wide}, {"depth", section_depth}, {"lanes", section_lanes},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
