@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,split,stream,tiles,wide,depth,lanes,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,stream,tiles,wide,depth,lanes,narrow,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -60,6 +60,10 @@
  *   lanes    the wide chunk on 1024, 512 or 256 threads (1, 2 or 4 lanes
  *            a thread, the same bits) at the six sizes, beside the previous
  *            tree's 256 x 8 chunks and pure reads of both block shapes.
+ *   narrow   column sums of rows of 16-512 B at the full sum's pattern (a
+ *            1024-thread block per 32 KB chunk of whole rows, one barrier,
+ *            a ticket or polled finish per slice; other bits than the
+ *            product's column kernel), beside the product and pure reads.
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -2558,6 +2562,179 @@ void section_lanes(Bench &b) {
   }
 }
 
+/* ---- narrow column sums at the full sum's pattern (section `narrow`) -------
+ * Columns [outer, n, inner] -> [outer, inner] whose rows are VR 16-byte
+ * vectors (VR a power of two up to 32: rows of 16-512 B) read like the wide
+ * full sum: a chunk is 2048 vectors (32 KB, 2048 / VR whole rows of one
+ * slice), a 1024-thread block per chunk launched in index order, thread t
+ * adding vector t, then t + 1024 (the same column group, t % VR) in fp64.
+ * The lanes of one column group are reduced by warp shuffles (offsets 16
+ * down to VR), the 32 warps' values of a column by one warp's shuffle tree,
+ * so a chunk leaves R = 4 VR column partials after one block barrier (the
+ * product's column kernel runs log2(TY) barriers a chunk). A slice's chunk
+ * partials (a chunk's R side by side, so a block stores whole lines: with
+ * a column's chunks side by side instead, every block wrote R lines 512 B
+ * apart and the H100 ran 152-176 us against the product's 103) are
+ * combined in chunk order by a warp per column (lane l takes
+ * chunks l, l + 32, ..., then the shuffle tree): FIN 0 by the last block of
+ * the slice to take a ticket on the slice's counter, FIN 1 by the block of
+ * the slice's last chunk (dispatched after the slice's others) polling the
+ * slots. Both finishes give the same bits (another tree than the product's
+ * column kernel). */
+template <int VR, int FIN, bool SEQ = false>
+__global__ void __launch_bounds__(1024, 2)
+narrow_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y, unsigned int *counters,
+                double *partials, unsigned long long *slots) {
+  static_assert(VR >= 1 && VR <= 32 && 32 % VR == 0, "rows of 1-32 vectors");
+  constexpr int R = VR * 4;     /* columns of a slice */
+  constexpr int K = 2048 / VR;  /* rows of a chunk */
+  __shared__ double sd[32][R + 1]; /* + 1: a warp's reads of one column hit 16 banks, not one */
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t o = blockIdx.x / cps, c = blockIdx.x % cps;
+  const int64_t rows_here = n - c * K < K ? n - c * K : K;
+  const float4 *base = x4 + (o * n + c * K) * VR + tid;
+  const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+  const float4 a = tid / VR < rows_here ? __ldcs(base) : zero;
+  const float4 b = tid / VR + 1024 / VR < rows_here ? __ldcs(base + 1024) : zero;
+  double s[4] = {0.0, 0.0, 0.0, 0.0};
+  s[0] = P::add(P::add(s[0], a.x), b.x);
+  s[1] = P::add(P::add(s[1], a.y), b.y);
+  s[2] = P::add(P::add(s[2], a.z), b.z);
+  s[3] = P::add(P::add(s[3], a.w), b.w);
+#pragma unroll
+  for (int off = 16; off >= VR; off /= 2)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s[e] = P::combine(s[e], __shfl_down_sync(0xffffffffu, s[e], off));
+  if (lane < VR)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) sd[warp][lane * 4 + e] = s[e];
+  __syncthreads();
+  if (SEQ) {
+    /* Timing only (other bits): thread col adds the 32 warps' values in
+     * order, no shuffles. */
+    if (tid < R) {
+      double v = 0.0;
+#pragma unroll 8
+      for (int w = 0; w < 32; ++w) v = P::combine(v, sd[w][tid]);
+      if (FIN == 1) publish_slot(slots, (o * cps + c) * R + tid, v);
+      else partials[(o * cps + c) * R + tid] = v;
+    }
+  } else
+  for (int col = warp; col < R; col += 32) {
+    const double v = warp_reduce_sum<P>(sd[lane][col], 32);
+    if (lane == 0) {
+      if (FIN == 1) publish_slot(slots, (o * cps + c) * R + col, v);
+      else partials[(o * cps + c) * R + col] = v;
+    }
+  }
+  if (FIN == 1) {
+    if (c != cps - 1) return;
+  } else {
+    __syncthreads(); /* every warp's partials stored before thread 0's fence and ticket */
+    if (!last_block_ticket(counters, o, (unsigned)cps)) return;
+  }
+  for (int col = warp; col < R; col += 32) {
+    /* chunks lane, lane + 32, ... of column col (slot (o * cps + chunk) * R + col) */
+    double r = FIN == 1 ? combine_polled<P, 4>(0.0, slots + kSlotU64 * (o * cps * R + col), lane * R, cps * R, 32 * R)
+                        : combine_strided<P>(0.0, partials + o * cps * R + col, lane * R, cps * R, 32 * R);
+    r = warp_reduce_sum<P>(r, 32);
+    if (lane == 0) y[o * R + col] = (float)r;
+  }
+}
+
+void section_narrow(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *sink = b.sink;
+  const float *x = b.x;
+  printf("== narrow column sums at the full sum's pattern: a 1024-thread block per 32 KB chunk of whole rows\n");
+  const redux_shape shapes[] = {{256, 4096, 64}, {2048, 1024, 32}};
+  int64_t most = 0;
+  for (const redux_shape &s : shapes) most = std::max(most, s.outer * s.n * s.inner);
+  const Scratch sc(x, most);
+  float *ys;
+  CK(cudaMalloc(&ys, (size_t)2 << 20));
+  std::vector<float> got((size_t)1 << 19);
+  const int rounds = rounds_or(3);
+  for (int round = 0; round < rounds; ++round) {
+    for (const redux_shape &s : shapes) {
+      const int64_t total = s.outer * s.n * s.inner, outs = s.outer * s.inner;
+      const int64_t vr = s.inner / 4, cps = ceil_div(s.n * vr, (int64_t)2048);
+      const unsigned grid = (unsigned)(s.outer * cps);
+      std::vector<double> ref((size_t)outs, 0.0);
+      for (int64_t o = 0; o < s.outer; ++o)
+        for (int64_t r = 0; r < s.n; ++r)
+          for (int64_t i = 0; i < s.inner; ++i) ref[(size_t)(o * s.inner + i)] += sc.h[(size_t)((o * s.n + r) * s.inner + i)];
+      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      unsigned int *cnt = sc.cnt;
+      double *parts = sc.parts;
+      unsigned long long *slots = sc.slots;
+      const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_COLS, s, REDUX_F32, REDUX_F32);
+      void *ws = b.ws;
+      unsigned int *persist = b.persist;
+      std::vector<Timed> vs;
+      vs.push_back({"redux cols", true, [=] {
+                      redux_cuda_sum(REDUX_COLS, x, ys, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
+                                     REDUX_F32, 0, st);
+                    }});
+      const redux_shape flat{1, total, 1};
+      const size_t wsf = redux_cuda_sum_workspace_bytes(REDUX_FULL, flat, REDUX_F32, REDUX_F32);
+      vs.push_back({"redux full (1 out)", false, [=] {
+                      redux_cuda_sum(REDUX_FULL, x, ys, ws, wsf, persist, REDUX_CUDA_STREAM_COUNTERS, flat, REDUX_F32,
+                                     REDUX_F32, 0, st);
+                    }});
+      vs.push_back({"read b1024 l2", false, [=] {
+                      read_fixed<1024, 2, H_CS><<<(unsigned)ceil_div(total / 4, (int64_t)2048), 1024, 0, st>>>(
+                          x4, total / 4, sink);
+                    }});
+      vs.push_back({"read b1024 l1", false, [=] {
+                      read_fixed<1024, 1, H_CS><<<(unsigned)ceil_div(total / 4, (int64_t)1024), 1024, 0, st>>>(
+                          x4, total / 4, sink);
+                    }});
+      if (vr == 16) {
+        vs.push_back({"narrow ticket", true, [=] {
+                        narrow_cols_sum<16, 0><<<grid, 1024, 0, st>>>(x4, s.n, cps, ys, cnt, parts, slots);
+                      }});
+        vs.push_back({"narrow polled", true, [=] {
+                        narrow_cols_sum<16, 1><<<grid, 1024, 0, st>>>(x4, s.n, cps, ys, cnt, parts, slots);
+                      }});
+        vs.push_back({"seq polled (other bits)", true, [=] {
+                        narrow_cols_sum<16, 1, true><<<grid, 1024, 0, st>>>(x4, s.n, cps, ys, cnt, parts, slots);
+                      }});
+      } else {
+        vs.push_back({"narrow ticket", true, [=] {
+                        narrow_cols_sum<8, 0><<<grid, 1024, 0, st>>>(x4, s.n, cps, ys, cnt, parts, slots);
+                      }});
+        vs.push_back({"narrow polled", true, [=] {
+                        narrow_cols_sum<8, 1><<<grid, 1024, 0, st>>>(x4, s.n, cps, ys, cnt, parts, slots);
+                      }});
+      }
+      std::vector<unsigned int> first_bits;
+      for (const auto &v : vs) {
+        auto t = T.time(v.f);
+        char tail[96] = "";
+        if (v.sum) {
+          CK(cudaMemcpy(got.data(), ys, outs * 4, cudaMemcpyDeviceToHost));
+          int64_t off_ref = 0;
+          for (int64_t k = 0; k < outs; ++k) off_ref += got[(size_t)k] != (float)ref[(size_t)k];
+          std::vector<unsigned int> bits((size_t)outs);
+          memcpy(bits.data(), got.data(), outs * 4);
+          const char *same = "";
+          if (v.name.rfind("narrow", 0) == 0) {
+            if (first_bits.empty()) first_bits = bits;
+            else same = first_bits == bits ? "  same bits" : "  BITS DIFFER";
+          }
+          snprintf(tail, sizeof tail, "  %lld of %lld != ref%s", (long long)off_ref, (long long)outs, same);
+        }
+        printf("narrow r%d (%lld,%lld,%lld) %-24s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round,
+               (long long)s.outer, (long long)s.n, (long long)s.inner, v.name.c_str(), t.first, t.second,
+               total * 4 / t.first / 1e3, tail);
+      }
+    }
+  }
+  cudaFree(ys);
+}
+
 /* ---- streamed chunks (section `stream`) ----------------------------------
  * Measured and not taken (leaderboard/PERFORMANCE.md): the 256-lane 8-tile
  * chunks of the previous full-sum tree (the bench's fixed_sum<8, 1> gives
@@ -2819,6 +2996,7 @@ int main() {
       {"fixed", section_fixed}, {"occ", section_occ}, {"persist", section_persist}, {"small", section_small},
       {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
       {"wide", section_wide}, {"depth", section_depth}, {"lanes", section_lanes},
+      {"narrow", section_narrow},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
