@@ -2619,12 +2619,13 @@ narrow_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y,
       if (FIN == 1) publish_slot(slots, (o * cps + c) * R + tid, v);
       else partials[(o * cps + c) * R + tid] = v;
     }
-  } else
-  for (int col = warp; col < R; col += 32) {
-    const double v = warp_reduce_sum<P>(sd[lane][col], 32);
-    if (lane == 0) {
-      if (FIN == 1) publish_slot(slots, (o * cps + c) * R + col, v);
-      else partials[(o * cps + c) * R + col] = v;
+  } else {
+    for (int col = warp; col < R; col += 32) {
+      const double v = warp_reduce_sum<P>(sd[lane][col], 32);
+      if (lane == 0) {
+        if (FIN == 1) publish_slot(slots, (o * cps + c) * R + col, v);
+        else partials[(o * cps + c) * R + col] = v;
+      }
     }
   }
   if (FIN == 1) {
