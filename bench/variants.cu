@@ -63,7 +63,8 @@
  *   narrow   column sums of rows of 16-512 B at the full sum's pattern (a
  *            1024-thread block per 32 KB chunk of whole rows, one barrier,
  *            a ticket or polled finish per slice; other bits than the
- *            product's column kernel), beside the product and pure reads.
+ *            product's column kernel), and the same chunks on 256 threads
+ *            with eight rows a thread, beside the product and pure reads.
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -2643,6 +2644,53 @@ narrow_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y,
   }
 }
 
+/* The same chunks with eight rows a thread (other bits): a block of 256
+ * threads per 32 KB chunk, thread t adding vectors t + 256 k (k = 0..7, one
+ * column group, all eight loads in flight), so the chunk's tree starts
+ * from 1024 values, not 4096; the 8 warps' values of a column are added in
+ * warp order by one thread. Finish as FIN 1 above. */
+template <int VR>
+__global__ void __launch_bounds__(256, 4)
+narrow8_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y, unsigned long long *slots) {
+  static_assert(VR >= 1 && VR <= 32 && 32 % VR == 0, "rows of 1-32 vectors");
+  constexpr int R = VR * 4, K = 2048 / VR;
+  __shared__ double sd[8][R + 1];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t o = blockIdx.x / cps, c = blockIdx.x % cps;
+  const int64_t rows_here = n - c * K < K ? n - c * K : K;
+  const float4 *base = x4 + (o * n + c * K) * VR + tid;
+  float4 v[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k)
+    v[k] = (tid + 256 * k) / VR < rows_here ? __ldcs(base + 256 * k) : make_float4(0.f, 0.f, 0.f, 0.f);
+  double s[4] = {0.0, 0.0, 0.0, 0.0};
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    s[0] = P::add(s[0], v[k].x); s[1] = P::add(s[1], v[k].y);
+    s[2] = P::add(s[2], v[k].z); s[3] = P::add(s[3], v[k].w);
+  }
+#pragma unroll
+  for (int off = 16; off >= VR; off /= 2)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s[e] = P::combine(s[e], __shfl_down_sync(0xffffffffu, s[e], off));
+  if (lane < VR)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) sd[warp][lane * 4 + e] = s[e];
+  __syncthreads();
+  for (int col = tid; col < R; col += 256) {
+    double w = 0.0;
+#pragma unroll
+    for (int q = 0; q < 8; ++q) w = P::combine(w, sd[q][col]);
+    publish_slot(slots, (o * cps + c) * R + col, w);
+  }
+  if (c != cps - 1) return;
+  for (int col = warp; col < R; col += 8) {
+    double r = combine_polled<P, 4>(0.0, slots + kSlotU64 * (o * cps * R + col), lane * R, cps * R, 32 * R);
+    r = warp_reduce_sum<P>(r, 32);
+    if (lane == 0) y[o * R + col] = (float)r;
+  }
+}
+
 void section_narrow(Bench &b) {
   Timer &T = b.T;
   const cudaStream_t st = b.st;
@@ -2692,6 +2740,10 @@ void section_narrow(Bench &b) {
                       read_fixed<1024, 1, H_CS><<<(unsigned)ceil_div(total / 4, (int64_t)1024), 1024, 0, st>>>(
                           x4, total / 4, sink);
                     }});
+      vs.push_back({"read b256 l8", false, [=] {
+                      read_fixed<256, 8, H_CS><<<(unsigned)ceil_div(total / 4, (int64_t)2048), 256, 0, st>>>(
+                          x4, total / 4, sink);
+                    }});
       if (vr == 16) {
         vs.push_back({"narrow ticket", true, [=] {
                         narrow_cols_sum<16, 0><<<grid, 1024, 0, st>>>(x4, s.n, cps, ys, cnt, parts, slots);
@@ -2701,6 +2753,9 @@ void section_narrow(Bench &b) {
                       }});
         vs.push_back({"seq polled (other bits)", true, [=] {
                         narrow_cols_sum<16, 1, true><<<grid, 1024, 0, st>>>(x4, s.n, cps, ys, cnt, parts, slots);
+                      }});
+        vs.push_back({"rows8 polled (other bits)", true, [=] {
+                        narrow8_cols_sum<16><<<grid, 256, 0, st>>>(x4, s.n, cps, ys, slots);
                       }});
       } else {
         vs.push_back({"narrow ticket", true, [=] {
