@@ -2155,6 +2155,18 @@ wide_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned int *
   if (tid == 0) *y = (float)r;
 }
 
+/* The wide tree's bits for x[0, n) (a chunk a block, ticket): what every
+ * same-bits variant of sections wide, depth and lanes must give. */
+unsigned int wide_tree_bits(const Bench &b, int64_t n, const Scratch &sc) {
+  const int64_t chunks = n / 4 / 2048;
+  wide_sum<2, 1, 0, false, 2, false><<<(unsigned)chunks, 1024, 0, b.st>>>(
+      reinterpret_cast<const float4 *>(b.x), chunks, b.y, sc.cnt, sc.parts, sc.slots + (1 << 16));
+  CK(cudaStreamSynchronize(b.st));
+  unsigned int want;
+  CK(cudaMemcpy(&want, b.y, 4, cudaMemcpyDeviceToHost));
+  return want;
+}
+
 void section_wide(Bench &b) {
   Timer &T = b.T;
   const cudaStream_t st = b.st;
@@ -2170,13 +2182,10 @@ void section_wide(Bench &b) {
   for (int round = 0; round < rounds; ++round) {
     for (int64_t n : sizes) {
       const double ref = prefix_sum(h, n);
-      const int64_t n4 = n / 4, chunks = n4 / 2048;
+      const int64_t n4 = n / 4;
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
       /* The bits every wide variant must give: T = 1, ticket. */
-      wide_sum<2, 1, 0, false, 2, false><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, cnt, parts, slots);
-      CK(cudaStreamSynchronize(st));
-      unsigned int want;
-      CK(cudaMemcpy(&want, y, 4, cudaMemcpyDeviceToHost));
+      const unsigned int want = wide_tree_bits(b, n, sc);
       std::vector<Timed> vs = product_reads_entry(b, n, sc, true);
 #define WIDE(VV, TT, FIN, STR, MINB, SEQ, NAME)                                                          \
   vs.push_back({NAME, true, [=] {                                                                           \
@@ -2194,7 +2203,8 @@ void section_wide(Bench &b) {
       /* 16 KB chunks (a vector a lane): a tree of their own. */
       wide_sum<1, 1, 0, false, 2, false><<<(unsigned)(n4 / 1024), 1024, 0, st>>>(x4, n4 / 1024, y, cnt, parts, slots);
       CK(cudaStreamSynchronize(st));
-      CK(cudaMemcpy(&want, y, 4, cudaMemcpyDeviceToHost));
+      unsigned int want_half;
+      CK(cudaMemcpy(&want_half, y, 4, cudaMemcpyDeviceToHost));
       vs.clear();
       WIDE(1, 1, 0, false, 2, false, "half T1 ticket");
       WIDE(1, 1, 1, false, 2, false, "half T1 polled");
@@ -2203,7 +2213,7 @@ void section_wide(Bench &b) {
       WIDE(1, 2, 1, false, 2, true, "half T2 polled seq");
       WIDE(1, 4, 1, false, 2, false, "half T4 polled");
       WIDE(1, 4, 1, false, 2, true, "half T4 polled seq");
-      print_timed(T, "wide", round, n, ref, y, vs, &want, "half");
+      print_timed(T, "wide", round, n, ref, y, vs, &want_half, "half");
 #undef WIDE
     }
     /* Inputs of one wide chunk or a few: the product alone (sum_wide_short_kernel
@@ -2461,10 +2471,7 @@ void section_depth(Bench &b) {
       const double ref = prefix_sum(sc.h, n);
       const int64_t n4 = n / 4, chunks = n4 / 2048;
       const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
-      wide_sum<2, 1, 0, false, 2, false><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, cnt, parts, slots);
-      CK(cudaStreamSynchronize(st));
-      unsigned int want;
-      CK(cudaMemcpy(&want, y, 4, cudaMemcpyDeviceToHost));
+      const unsigned int want = wide_tree_bits(b, n, sc);
       std::vector<Timed> vs = product_reads_entry(b, n, sc, false);
       vs.push_back({"read b1024 l2 dep", false, [=] { read_wide_dep<<<(unsigned)chunks, 1024, 0, st>>>(x4, sink); }});
       vs.push_back({"depth wide T1 polled", true, [=] {
@@ -2529,10 +2536,7 @@ void section_lanes(Bench &b) {
       const double ref = prefix_sum(sc.h, n);
       const int64_t n4 = n / 4, chunks = n4 / 2048;
       const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
-      wide_sum<2, 1, 0, false, 2, false><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, cnt, parts, slots);
-      CK(cudaStreamSynchronize(st));
-      unsigned int want;
-      CK(cudaMemcpy(&want, y, 4, cudaMemcpyDeviceToHost));
+      const unsigned int want = wide_tree_bits(b, n, sc);
       std::vector<Timed> vs{product_timed(b, n)};
       vs.push_back({"read b1024 l2", false, [=] {
                       read_fixed<1024, 2, H_CS><<<(unsigned)chunks, 1024, 0, st>>>(x4, n4, sink);
