@@ -2567,6 +2567,35 @@ void section_lanes(Bench &b) {
   }
 }
 
+/* A warp's 4 column sums a lane (columns 4 (lane % VR) ..) reduced over the
+ * lanes of one column group (offsets 16 down to VR); lanes < VR leave them
+ * in warp_row[4 lane + e]. */
+template <int VR>
+__device__ __forceinline__ void fold_column_groups(double (&s)[4], double *warp_row, int lane) {
+#pragma unroll
+  for (int off = 16; off >= VR; off /= 2)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s[e] = P::combine(s[e], __shfl_down_sync(0xffffffffu, s[e], off));
+  if (lane < VR)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) warp_row[lane * 4 + e] = s[e];
+}
+
+/* Slice o's R outputs from its cps chunk partials (partial of chunk c,
+ * column col at (o * cps + c) * R + col), by the block's `warps` warps, a
+ * warp per column: lane l adds chunks l, l + 32, ... in order, then the
+ * warp's shuffle tree. POLLED: from the slots, else from partials. */
+template <int R, bool POLLED>
+__device__ __forceinline__ void finish_slice(float *y, int64_t o, int64_t cps, const double *partials,
+                                             unsigned long long *slots, int lane, int warp, int warps) {
+  for (int col = warp; col < R; col += warps) {
+    double r = POLLED ? combine_polled<P, 4>(0.0, slots + kSlotU64 * (o * cps * R + col), lane * R, cps * R, 32 * R)
+                      : combine_strided<P>(0.0, partials + o * cps * R + col, lane * R, cps * R, 32 * R);
+    r = warp_reduce_sum<P>(r, 32);
+    if (lane == 0) y[o * R + col] = (float)r;
+  }
+}
+
 /* ---- narrow column sums at the full sum's pattern (section `narrow`) -------
  * Columns [outer, n, inner] -> [outer, inner] whose rows are VR 16-byte
  * vectors (VR a power of two up to 32: rows of 16-512 B) read like the wide
@@ -2606,13 +2635,7 @@ narrow_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y,
   s[1] = P::add(P::add(s[1], a.y), b.y);
   s[2] = P::add(P::add(s[2], a.z), b.z);
   s[3] = P::add(P::add(s[3], a.w), b.w);
-#pragma unroll
-  for (int off = 16; off >= VR; off /= 2)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) s[e] = P::combine(s[e], __shfl_down_sync(0xffffffffu, s[e], off));
-  if (lane < VR)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) sd[warp][lane * 4 + e] = s[e];
+  fold_column_groups<VR>(s, sd[warp], lane);
   __syncthreads();
   if (SEQ) {
     /* Timing only (other bits): thread col adds the 32 warps' values in
@@ -2639,13 +2662,7 @@ narrow_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y,
     __syncthreads(); /* every warp's partials stored before thread 0's fence and ticket */
     if (!last_block_ticket(counters, o, (unsigned)cps)) return;
   }
-  for (int col = warp; col < R; col += 32) {
-    /* chunks lane, lane + 32, ... of column col (slot (o * cps + chunk) * R + col) */
-    double r = FIN == 1 ? combine_polled<P, 4>(0.0, slots + kSlotU64 * (o * cps * R + col), lane * R, cps * R, 32 * R)
-                        : combine_strided<P>(0.0, partials + o * cps * R + col, lane * R, cps * R, 32 * R);
-    r = warp_reduce_sum<P>(r, 32);
-    if (lane == 0) y[o * R + col] = (float)r;
-  }
+  finish_slice<R, FIN == 1>(y, o, cps, partials, slots, lane, warp, 32);
 }
 
 /* The same chunks with eight rows a thread (other bits): a block of 256
@@ -2673,13 +2690,7 @@ narrow8_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y
     s[0] = P::add(s[0], v[k].x); s[1] = P::add(s[1], v[k].y);
     s[2] = P::add(s[2], v[k].z); s[3] = P::add(s[3], v[k].w);
   }
-#pragma unroll
-  for (int off = 16; off >= VR; off /= 2)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) s[e] = P::combine(s[e], __shfl_down_sync(0xffffffffu, s[e], off));
-  if (lane < VR)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) sd[warp][lane * 4 + e] = s[e];
+  fold_column_groups<VR>(s, sd[warp], lane);
   __syncthreads();
   for (int col = tid; col < R; col += 256) {
     double w = 0.0;
@@ -2688,11 +2699,7 @@ narrow8_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y
     publish_slot(slots, (o * cps + c) * R + col, w);
   }
   if (c != cps - 1) return;
-  for (int col = warp; col < R; col += 8) {
-    double r = combine_polled<P, 4>(0.0, slots + kSlotU64 * (o * cps * R + col), lane * R, cps * R, 32 * R);
-    r = warp_reduce_sum<P>(r, 32);
-    if (lane == 0) y[o * R + col] = (float)r;
-  }
+  finish_slice<R, true>(y, o, cps, nullptr, slots, lane, warp, 8);
 }
 
 void section_narrow(Bench &b) {
