@@ -2665,41 +2665,48 @@ narrow_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y,
   finish_slice<R, FIN == 1>(y, o, cps, partials, slots, lane, warp, 32);
 }
 
-/* The same chunks with eight rows a thread (other bits): a block of 256
- * threads per 32 KB chunk, thread t adding vectors t + 256 k (k = 0..7, one
- * column group, all eight loads in flight), so the chunk's tree starts
- * from 1024 values, not 4096; the 8 warps' values of a column are added in
- * warp order by one thread. Finish as FIN 1 above. */
-template <int VR>
-__global__ void __launch_bounds__(256, 4)
-narrow8_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y, unsigned long long *slots) {
+/* Chunks of THREADS x RPT vectors (32-256 KB) with RPT rows a thread
+ * (other bits): thread t adds vectors t + THREADS k (k = 0 .. RPT - 1, one
+ * column group) in order, loads issued eight at a time, so the chunk's tree
+ * starts from THREADS x 4 values and a byte of input publishes RPT / 8
+ * times fewer slots than the 8-row form. The warps' values of a column are
+ * added in warp order by one thread; the block of the slice's last chunk
+ * finishes as FIN 1 above. <VR, 256, 8> is stop 29's eight-rows form. */
+template <int VR, int THREADS, int RPT>
+__global__ void __launch_bounds__(THREADS, 1024 / THREADS)
+narrow_rows_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y, unsigned long long *slots) {
   static_assert(VR >= 1 && VR <= 32 && 32 % VR == 0, "rows of 1-32 vectors");
-  constexpr int R = VR * 4, K = 2048 / VR;
-  __shared__ double sd[8][R + 1];
+  static_assert(RPT % 8 == 0, "loads go eight at a time");
+  constexpr int R = VR * 4, K = THREADS * RPT / VR, WARPS = THREADS / 32;
+  __shared__ double sd[WARPS][R + 1];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t o = blockIdx.x / cps, c = blockIdx.x % cps;
   const int64_t rows_here = n - c * K < K ? n - c * K : K;
   const float4 *base = x4 + (o * n + c * K) * VR + tid;
-  float4 v[8];
-#pragma unroll
-  for (int k = 0; k < 8; ++k)
-    v[k] = (tid + 256 * k) / VR < rows_here ? __ldcs(base + 256 * k) : make_float4(0.f, 0.f, 0.f, 0.f);
   double s[4] = {0.0, 0.0, 0.0, 0.0};
+#pragma unroll 1
+  for (int k0 = 0; k0 < RPT; k0 += 8) {
+    float4 v[8];
 #pragma unroll
-  for (int k = 0; k < 8; ++k) {
-    s[0] = P::add(s[0], v[k].x); s[1] = P::add(s[1], v[k].y);
-    s[2] = P::add(s[2], v[k].z); s[3] = P::add(s[3], v[k].w);
+    for (int k = 0; k < 8; ++k)
+      v[k] = (tid + THREADS * (k0 + k)) / VR < rows_here ? __ldcs(base + THREADS * (k0 + k))
+                                                         : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      s[0] = P::add(s[0], v[k].x); s[1] = P::add(s[1], v[k].y);
+      s[2] = P::add(s[2], v[k].z); s[3] = P::add(s[3], v[k].w);
+    }
   }
   fold_column_groups<VR>(s, sd[warp], lane);
   __syncthreads();
-  for (int col = tid; col < R; col += 256) {
+  for (int col = tid; col < R; col += THREADS) {
     double w = 0.0;
 #pragma unroll
-    for (int q = 0; q < 8; ++q) w = P::combine(w, sd[q][col]);
+    for (int q = 0; q < WARPS; ++q) w = P::combine(w, sd[q][col]);
     publish_slot(slots, (o * cps + c) * R + col, w);
   }
   if (c != cps - 1) return;
-  finish_slice<R, true>(y, o, cps, nullptr, slots, lane, warp, 8);
+  finish_slice<R, true>(y, o, cps, nullptr, slots, lane, warp, WARPS);
 }
 
 void section_narrow(Bench &b) {
@@ -2755,6 +2762,14 @@ void section_narrow(Bench &b) {
                       read_fixed<256, 8, H_CS><<<(unsigned)ceil_div(total / 4, (int64_t)2048), 256, 0, st>>>(
                           x4, total / 4, sink);
                     }});
+      vs.push_back({"read b1024 l8", false, [=] {
+                      read_fixed<1024, 8, H_CS><<<(unsigned)ceil_div(total / 4, (int64_t)8192), 1024, 0, st>>>(
+                          x4, total / 4, sink);
+                    }});
+      vs.push_back({"read b256 l32", false, [=] {
+                      read_fixed<256, 32, H_CS><<<(unsigned)ceil_div(total / 4, (int64_t)8192), 256, 0, st>>>(
+                          x4, total / 4, sink);
+                    }});
       if (vr == 16) {
         vs.push_back({"narrow ticket", true, [=] {
                         narrow_cols_sum<16, 0><<<grid, 1024, 0, st>>>(x4, s.n, cps, ys, cnt, parts, slots);
@@ -2765,8 +2780,33 @@ void section_narrow(Bench &b) {
         vs.push_back({"seq polled (other bits)", true, [=] {
                         narrow_cols_sum<16, 1, true><<<grid, 1024, 0, st>>>(x4, s.n, cps, ys, cnt, parts, slots);
                       }});
-        vs.push_back({"rows8 polled (other bits)", true, [=] {
-                        narrow8_cols_sum<16><<<grid, 256, 0, st>>>(x4, s.n, cps, ys, slots);
+        /* Rows a thread x threads: chunks of 32, 128 and 256 KB (cps
+         * recomputed per chunk size). */
+        const int64_t slice_vecs = s.n * vr;
+        auto rows_cps = [=](int64_t chunk_vecs) { return ceil_div(slice_vecs, chunk_vecs); };
+        vs.push_back({"rows8 b256 32K (other)", true, [=] {
+                        const int64_t c = rows_cps(256 * 8);
+                        narrow_rows_cols_sum<16, 256, 8><<<(unsigned)(s.outer * c), 256, 0, st>>>(x4, s.n, c, ys, slots);
+                      }});
+        vs.push_back({"rows32 b256 128K (other)", true, [=] {
+                        const int64_t c = rows_cps(256 * 32);
+                        narrow_rows_cols_sum<16, 256, 32><<<(unsigned)(s.outer * c), 256, 0, st>>>(x4, s.n, c, ys, slots);
+                      }});
+        vs.push_back({"rows64 b256 256K (other)", true, [=] {
+                        const int64_t c = rows_cps(256 * 64);
+                        narrow_rows_cols_sum<16, 256, 64><<<(unsigned)(s.outer * c), 256, 0, st>>>(x4, s.n, c, ys, slots);
+                      }});
+        vs.push_back({"rows16 b512 128K (other)", true, [=] {
+                        const int64_t c = rows_cps(512 * 16);
+                        narrow_rows_cols_sum<16, 512, 16><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys, slots);
+                      }});
+        vs.push_back({"rows8 b1024 128K (other)", true, [=] {
+                        const int64_t c = rows_cps(1024 * 8);
+                        narrow_rows_cols_sum<16, 1024, 8><<<(unsigned)(s.outer * c), 1024, 0, st>>>(x4, s.n, c, ys, slots);
+                      }});
+        vs.push_back({"rows16 b1024 256K (other)", true, [=] {
+                        const int64_t c = rows_cps(1024 * 16);
+                        narrow_rows_cols_sum<16, 1024, 16><<<(unsigned)(s.outer * c), 1024, 0, st>>>(x4, s.n, c, ys, slots);
                       }});
       } else {
         vs.push_back({"narrow ticket", true, [=] {
@@ -2793,7 +2833,7 @@ void section_narrow(Bench &b) {
           }
           snprintf(tail, sizeof tail, "  %lld of %lld != ref%s", (long long)off_ref, (long long)outs, same);
         }
-        printf("narrow r%d (%lld,%lld,%lld) %-24s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round,
+        printf("narrow r%d (%lld,%lld,%lld) %-26s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round,
                (long long)s.outer, (long long)s.n, (long long)s.inner, v.name.c_str(), t.first, t.second,
                total * 4 / t.first / 1e3, tail);
       }
