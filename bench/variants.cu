@@ -2596,6 +2596,64 @@ __device__ __forceinline__ void finish_slice(float *y, int64_t o, int64_t cps, c
   }
 }
 
+/* Slice o's R outputs from its G chunk partials (G = cps, a power of two up
+ * to 32; other bits than finish_slice): every slot of the slice loaded at
+ * once, a thread per (column, chunk), the G chunks of a column on adjacent
+ * lanes added by a shuffle tree (pairs of neighbours first). One L2 round
+ * trip a slice instead of one a column per warp. */
+template <int R, int G>
+__device__ __forceinline__ void finish_slice_parallel(float *y, int64_t o, unsigned long long *slots, int threads) {
+  static_assert(G >= 1 && G <= 32 && 32 % G == 0, "chunks of a column on one warp's adjacent lanes");
+  for (int i = threadIdx.x; i < R * G; i += threads) {
+    const int col = i / G, chunk = i % G;
+    unsigned long long *slot = slots + kSlotU64 * ((o * G + chunk) * R + col);
+    slot_words w = load_slot<double>(slot);
+    while (!slot_full(w)) w = load_slot<double>(slot);
+    store_slot(slot, 0ull, 0ull);
+    double v;
+    slot_value(w, &v);
+#pragma unroll
+    for (int off = 1; off < G; off *= 2) {
+      const double u = __shfl_down_sync(0xffffffffu, v, off);
+      if (chunk % (2 * off) == 0) v = P::combine(v, u);
+    }
+    if (chunk == 0) y[o * R + col] = (float)v;
+  }
+}
+
+/* finish_slice_parallel's tree for slices [first, first + count) at once:
+ * each thread loads all its slots (up to NB) before it waits on any, so a
+ * group of slices costs one L2 round trip. count * R * G <= NB * threads. */
+template <int R, int G, int NB>
+__device__ __forceinline__ void finish_slices_parallel(float *y, int64_t first, int count,
+                                                       unsigned long long *slots, int threads) {
+  const int total = count * R * G;
+  slot_words w[NB];
+#pragma unroll
+  for (int b = 0; b < NB; ++b) {
+    const int i = threadIdx.x + b * threads;
+    if (i < total) w[b] = load_slot<double>(slots + kSlotU64 * ((first * G + i / R / G * G + i % G) * R + i / G % R));
+  }
+#pragma unroll
+  for (int b = 0; b < NB; ++b) {
+    const int i = threadIdx.x + b * threads;
+    if (i >= total) continue; /* total is a multiple of 32: whole warps skip */
+    const int64_t o = first + i / (R * G);
+    const int col = i / G % R, chunk = i % G;
+    unsigned long long *slot = slots + kSlotU64 * ((o * G + chunk) * R + col);
+    while (!slot_full(w[b])) w[b] = load_slot<double>(slot);
+    store_slot(slot, 0ull, 0ull);
+    double v;
+    slot_value(w[b], &v);
+#pragma unroll
+    for (int off = 1; off < G; off *= 2) {
+      const double u = __shfl_down_sync(0xffffffffu, v, off);
+      if (chunk % (2 * off) == 0) v = P::combine(v, u);
+    }
+    if (chunk == 0) y[o * R + col] = (float)v;
+  }
+}
+
 /* ---- narrow column sums at the full sum's pattern (section `narrow`) -------
  * Columns [outer, n, inner] -> [outer, inner] whose rows are VR 16-byte
  * vectors (VR a power of two up to 32: rows of 16-512 B) read like the wide
@@ -2670,11 +2728,18 @@ narrow_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y,
  * column group) in order, loads issued eight at a time, so the chunk's tree
  * starts from THREADS x 4 values and a byte of input publishes RPT / 8
  * times fewer slots than the 8-row form. The warps' values of a column are
- * added in warp order by one thread; the block of the slice's last chunk
- * finishes as FIN 1 above. <VR, 256, 8> is stop 29's eight-rows form. */
-template <int VR, int THREADS, int RPT>
+ * added in warp order by one thread. FIN 0: the block of the slice's last
+ * chunk finishes it as FIN 1 above (waiting for the slice's other blocks);
+ * FIN 1: the same block finishes the slice `defer` slices back instead
+ * (same bits, less waiting); FIN 2: no finish (timing only, slots never
+ * read: give it slots no other variant uses); FIN 3: finish_slice_parallel
+ * (other bits); FIN 4 GS: groups of GS slices by finish_slices_parallel
+ * (FIN 3's bits), deferred by `defer` groups. <VR, 256, 8> is stop 29's
+ * eight-rows form. */
+template <int VR, int THREADS, int RPT, int FIN = 0>
 __global__ void __launch_bounds__(THREADS, 1024 / THREADS)
-narrow_rows_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y, unsigned long long *slots) {
+narrow_rows_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y, unsigned long long *slots,
+                     int64_t defer = 0) {
   static_assert(VR >= 1 && VR <= 32 && 32 % VR == 0, "rows of 1-32 vectors");
   static_assert(RPT % 8 == 0, "loads go eight at a time");
   constexpr int R = VR * 4, K = THREADS * RPT / VR, WARPS = THREADS / 32;
@@ -2705,7 +2770,35 @@ narrow_rows_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, floa
     for (int q = 0; q < WARPS; ++q) w = P::combine(w, sd[q][col]);
     publish_slot(slots, (o * cps + c) * R + col, w);
   }
-  if (c != cps - 1) return;
+  if (c != cps - 1 || FIN == 2) return;
+  if (FIN >= 3 && cps != 8) __trap(); /* the parallel finishes below are built for 8 chunks a slice */
+  if (FIN == 3) {
+    finish_slice_parallel<R, 8>(y, o, slots, THREADS);
+    return;
+  }
+  if constexpr (FIN >= 4) {
+    /* Groups of GS = FIN / 4 slices finished at once (parallel tree) by the
+     * block of the group's last chunk, deferred by `defer` groups; the
+     * grid's last block finishes the last `defer` + 1 groups. */
+    constexpr int GS = FIN / 4;
+    const int64_t slices = gridDim.x / cps;
+    if ((o + 1) % GS != 0 && o != slices - 1) return;
+    const int64_t g = o / GS;
+    if (g >= defer) finish_slices_parallel<R, 8, 8>(y, (g - defer) * GS, GS, slots, THREADS);
+    if (o == slices - 1)
+      for (int64_t h = g - defer + 1 > 0 ? g - defer + 1 : 0; h <= g; ++h)
+        finish_slices_parallel<R, 8, 8>(y, h * GS, (int)(slices - h * GS < GS ? slices - h * GS : GS), slots, THREADS);
+    return;
+  }
+  if (FIN == 1) {
+    /* Deferred: this block finishes slice o - defer, whose blocks were
+     * dispatched defer slices earlier (so have mostly ended), and the last
+     * `defer` slices their own. */
+    const int64_t slices = gridDim.x / cps;
+    if (o >= defer) finish_slice<R, true>(y, o - defer, cps, nullptr, slots, lane, warp, WARPS);
+    if (o >= slices - defer) finish_slice<R, true>(y, o, cps, nullptr, slots, lane, warp, WARPS);
+    return;
+  }
   finish_slice<R, true>(y, o, cps, nullptr, slots, lane, warp, WARPS);
 }
 
@@ -2714,7 +2807,8 @@ void section_narrow(Bench &b) {
   const cudaStream_t st = b.st;
   float *sink = b.sink;
   const float *x = b.x;
-  printf("== narrow column sums at the full sum's pattern: a 1024-thread block per 32 KB chunk of whole rows\n");
+  printf("== narrow column sums at the full sum's pattern: a block per 32 KB chunk of whole rows (1024 threads x 2 "
+         "rows), or per 32-256 KB chunk (256-1024 threads x 8-64 rows)\n");
   const redux_shape shapes[] = {{256, 4096, 64}, {2048, 1024, 32}};
   int64_t most = 0;
   for (const redux_shape &s : shapes) most = std::max(most, s.outer * s.n * s.inner);
@@ -2803,6 +2897,69 @@ void section_narrow(Bench &b) {
         vs.push_back({"rows8 b1024 128K (other)", true, [=] {
                         const int64_t c = rows_cps(1024 * 8);
                         narrow_rows_cols_sum<16, 1024, 8><<<(unsigned)(s.outer * c), 1024, 0, st>>>(x4, s.n, c, ys, slots);
+                      }});
+        vs.push_back({"rows8 b512 64K (other)", true, [=] {
+                        const int64_t c = rows_cps(512 * 8);
+                        narrow_rows_cols_sum<16, 512, 8><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys, slots);
+                      }});
+        vs.push_back({"rows32 b512 256K (other)", true, [=] {
+                        const int64_t c = rows_cps(512 * 32);
+                        narrow_rows_cols_sum<16, 512, 32><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys, slots);
+                      }});
+        /* The 128 KB form with its finish deferred by the slices the device
+         * runs at once (and half that), or without a finish. */
+        int fit512 = 0, sms = 0;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit512, narrow_rows_cols_sum<16, 512, 16, 1>, 512, 0));
+        CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+        const int64_t defer_full = ceil_div((int64_t)fit512 * sms, rows_cps(512 * 16));
+        for (const int64_t d : {defer_full / 2, defer_full}) {
+          char name[48];
+          snprintf(name, sizeof name, "rows16 b512 defer %lld", (long long)d);
+          vs.push_back({name, true, [=] {
+                          const int64_t c = rows_cps(512 * 16);
+                          narrow_rows_cols_sum<16, 512, 16, 1><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
+                                                                                                      slots, d);
+                        }});
+        }
+        vs.push_back({"rows16 b512 par finish", true, [=] {
+                        const int64_t c = rows_cps(512 * 16);
+                        narrow_rows_cols_sum<16, 512, 16, 3><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
+                                                                                                    slots);
+                      }});
+        vs.push_back({"rows16 b512 group4 d0", true, [=] {
+                        const int64_t c = rows_cps(512 * 16);
+                        narrow_rows_cols_sum<16, 512, 16, 16><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
+                                                                                                     slots, 0);
+                      }});
+        vs.push_back({"rows16 b512 group4 d1", true, [=] {
+                        const int64_t c = rows_cps(512 * 16);
+                        narrow_rows_cols_sum<16, 512, 16, 16><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
+                                                                                                     slots, 1);
+                      }});
+        vs.push_back({"rows16 b512 group8 d1", true, [=] {
+                        const int64_t c = rows_cps(512 * 16);
+                        narrow_rows_cols_sum<16, 512, 16, 32><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
+                                                                                                     slots, 1);
+                      }});
+        vs.push_back({"rows16 b512 group2 d1", true, [=] {
+                        const int64_t c = rows_cps(512 * 16);
+                        narrow_rows_cols_sum<16, 512, 16, 8><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
+                                                                                                    slots, 1);
+                      }});
+        vs.push_back({"rows8 b1024 par finish", true, [=] {
+                        const int64_t c = rows_cps(1024 * 8);
+                        narrow_rows_cols_sum<16, 1024, 8, 3><<<(unsigned)(s.outer * c), 1024, 0, st>>>(x4, s.n, c, ys,
+                                                                                                     slots);
+                      }});
+        vs.push_back({"rows32 b256 par finish", true, [=] {
+                        const int64_t c = rows_cps(256 * 32);
+                        narrow_rows_cols_sum<16, 256, 32, 3><<<(unsigned)(s.outer * c), 256, 0, st>>>(x4, s.n, c, ys,
+                                                                                                    slots);
+                      }});
+        vs.push_back({"rows16 b512 no finish", false, [=] {
+                        const int64_t c = rows_cps(512 * 16);
+                        narrow_rows_cols_sum<16, 512, 16, 2><<<(unsigned)(s.outer * c), 512, 0, st>>>(
+                            x4, s.n, c, ys, slots + ((size_t)8 << 20) / 8);
                       }});
         vs.push_back({"rows16 b1024 256K (other)", true, [=] {
                         const int64_t c = rows_cps(1024 * 16);
