@@ -2734,7 +2734,9 @@ narrow_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y,
  * (same bits, less waiting); FIN 2: no finish (timing only, slots never
  * read: give it slots no other variant uses); FIN 3: finish_slice_parallel
  * (other bits); FIN 4 GS: groups of GS slices by finish_slices_parallel
- * (FIN 3's bits), deferred by `defer` groups. <VR, 256, 8> is stop 29's
+ * (FIN 3's bits), deferred by `defer` groups; FIN 5: FIN 3's finish of the
+ * slice `defer` back, run under this block's first loads (the last `defer`
+ * slices finish their own at the end). <VR, 256, 8> is stop 29's
  * eight-rows form. */
 template <int VR, int THREADS, int RPT, int FIN = 0>
 __global__ void __launch_bounds__(THREADS, 1024 / THREADS)
@@ -2756,6 +2758,12 @@ narrow_rows_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, floa
     for (int k = 0; k < 8; ++k)
       v[k] = (tid + THREADS * (k0 + k)) / VR < rows_here ? __ldcs(base + THREADS * (k0 + k))
                                                          : make_float4(0.f, 0.f, 0.f, 0.f);
+    /* FIN 5: the slice `defer` back is finished while this block's first
+     * loads are in flight (the slot stores' asm orders them after). */
+    if (FIN == 5 && k0 == 0 && c == cps - 1 && o >= defer) {
+      if (cps != 8) __trap();
+      finish_slice_parallel<R, 8>(y, o - defer, slots, THREADS);
+    }
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       s[0] = P::add(s[0], v[k].x); s[1] = P::add(s[1], v[k].y);
@@ -2771,6 +2779,10 @@ narrow_rows_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, floa
     publish_slot(slots, (o * cps + c) * R + col, w);
   }
   if (c != cps - 1 || FIN == 2) return;
+  if (FIN == 5) {
+    if (o >= (int64_t)(gridDim.x / cps) - defer) finish_slice_parallel<R, 8>(y, o, slots, THREADS);
+    return;
+  }
   if (FIN >= 3 && cps != 8) __trap(); /* the parallel finishes below are built for 8 chunks a slice */
   if (FIN == 3) {
     finish_slice_parallel<R, 8>(y, o, slots, THREADS);
@@ -2956,6 +2968,24 @@ void section_narrow(Bench &b) {
                         narrow_rows_cols_sum<16, 256, 32, 3><<<(unsigned)(s.outer * c), 256, 0, st>>>(x4, s.n, c, ys,
                                                                                                     slots);
                       }});
+        for (const int64_t d : {(int64_t)4, defer_full}) {
+          char name[48];
+          snprintf(name, sizeof name, "rows16 b512 par under loads d%lld", (long long)d);
+          vs.push_back({name, true, [=] {
+                          const int64_t c = rows_cps(512 * 16);
+                          narrow_rows_cols_sum<16, 512, 16, 5><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
+                                                                                                      slots, d);
+                        }});
+        }
+        for (const int64_t d : {(int64_t)4, ceil_div((int64_t)fit512 * sms, rows_cps(256 * 32)) * 2}) {
+          char name[48];
+          snprintf(name, sizeof name, "rows32 b256 par under loads d%lld", (long long)d);
+          vs.push_back({name, true, [=] {
+                          const int64_t c = rows_cps(256 * 32);
+                          narrow_rows_cols_sum<16, 256, 32, 5><<<(unsigned)(s.outer * c), 256, 0, st>>>(x4, s.n, c, ys,
+                                                                                                      slots, d);
+                        }});
+        }
         vs.push_back({"rows16 b512 no finish", false, [=] {
                         const int64_t c = rows_cps(512 * 16);
                         narrow_rows_cols_sum<16, 512, 16, 2><<<(unsigned)(s.outer * c), 512, 0, st>>>(
