@@ -2814,6 +2814,18 @@ narrow_rows_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, floa
   finish_slice<R, true>(y, o, cps, nullptr, slots, lane, warp, WARPS);
 }
 
+/* A timed launch of narrow_rows_cols_sum<16, THREADS, RPT, FIN> over shape
+ * s (sv vectors a slice); FIN 2 computes no outputs, so it is not checked. */
+template <int THREADS, int RPT, int FIN = 0>
+Timed narrow_rows_timed(const char *name, const float4 *x4, redux_shape s, int64_t sv, float *ys,
+                        unsigned long long *slots, cudaStream_t st, int64_t defer = 0) {
+  const int64_t c = ceil_div(sv, (int64_t)THREADS * RPT);
+  return {name, FIN != 2, [=] {
+            narrow_rows_cols_sum<16, THREADS, RPT, FIN><<<(unsigned)(s.outer * c), THREADS, 0, st>>>(x4, s.n, c, ys,
+                                                                                                 slots, defer);
+          }};
+}
+
 void section_narrow(Bench &b) {
   Timer &T = b.T;
   const cudaStream_t st = b.st;
@@ -2886,115 +2898,45 @@ void section_narrow(Bench &b) {
         vs.push_back({"seq polled (other bits)", true, [=] {
                         narrow_cols_sum<16, 1, true><<<grid, 1024, 0, st>>>(x4, s.n, cps, ys, cnt, parts, slots);
                       }});
-        /* Rows a thread x threads: chunks of 32, 128 and 256 KB (cps
-         * recomputed per chunk size). */
-        const int64_t slice_vecs = s.n * vr;
-        auto rows_cps = [=](int64_t chunk_vecs) { return ceil_div(slice_vecs, chunk_vecs); };
-        vs.push_back({"rows8 b256 32K (other)", true, [=] {
-                        const int64_t c = rows_cps(256 * 8);
-                        narrow_rows_cols_sum<16, 256, 8><<<(unsigned)(s.outer * c), 256, 0, st>>>(x4, s.n, c, ys, slots);
-                      }});
-        vs.push_back({"rows32 b256 128K (other)", true, [=] {
-                        const int64_t c = rows_cps(256 * 32);
-                        narrow_rows_cols_sum<16, 256, 32><<<(unsigned)(s.outer * c), 256, 0, st>>>(x4, s.n, c, ys, slots);
-                      }});
-        vs.push_back({"rows64 b256 256K (other)", true, [=] {
-                        const int64_t c = rows_cps(256 * 64);
-                        narrow_rows_cols_sum<16, 256, 64><<<(unsigned)(s.outer * c), 256, 0, st>>>(x4, s.n, c, ys, slots);
-                      }});
-        vs.push_back({"rows16 b512 128K (other)", true, [=] {
-                        const int64_t c = rows_cps(512 * 16);
-                        narrow_rows_cols_sum<16, 512, 16><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys, slots);
-                      }});
-        vs.push_back({"rows8 b1024 128K (other)", true, [=] {
-                        const int64_t c = rows_cps(1024 * 8);
-                        narrow_rows_cols_sum<16, 1024, 8><<<(unsigned)(s.outer * c), 1024, 0, st>>>(x4, s.n, c, ys, slots);
-                      }});
-        vs.push_back({"rows8 b512 64K (other)", true, [=] {
-                        const int64_t c = rows_cps(512 * 8);
-                        narrow_rows_cols_sum<16, 512, 8><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys, slots);
-                      }});
-        vs.push_back({"rows32 b512 256K (other)", true, [=] {
-                        const int64_t c = rows_cps(512 * 32);
-                        narrow_rows_cols_sum<16, 512, 32><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys, slots);
-                      }});
-        /* The 128 KB form with its finish deferred by the slices the device
-         * runs at once (and half that), or without a finish. */
+        /* Rows a thread x threads: chunks of 32-256 KB, the finishes named
+         * at narrow_rows_cols_sum (variant order as measured). */
+        const int64_t sv = s.n * vr;
+        vs.push_back(narrow_rows_timed<256, 8>("rows8 b256 32K (other)", x4, s, sv, ys, slots, st));
+        vs.push_back(narrow_rows_timed<256, 32>("rows32 b256 128K (other)", x4, s, sv, ys, slots, st));
+        vs.push_back(narrow_rows_timed<256, 64>("rows64 b256 256K (other)", x4, s, sv, ys, slots, st));
+        vs.push_back(narrow_rows_timed<512, 16>("rows16 b512 128K (other)", x4, s, sv, ys, slots, st));
+        vs.push_back(narrow_rows_timed<1024, 8>("rows8 b1024 128K (other)", x4, s, sv, ys, slots, st));
+        vs.push_back(narrow_rows_timed<512, 8>("rows8 b512 64K (other)", x4, s, sv, ys, slots, st));
+        vs.push_back(narrow_rows_timed<512, 32>("rows32 b512 256K (other)", x4, s, sv, ys, slots, st));
+        /* Deferrals: by the slices the device runs at once, and half that. */
         int fit512 = 0, sms = 0;
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit512, narrow_rows_cols_sum<16, 512, 16, 1>, 512, 0));
         CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-        const int64_t defer_full = ceil_div((int64_t)fit512 * sms, rows_cps(512 * 16));
+        const int64_t defer_full = ceil_div((int64_t)fit512 * sms, ceil_div(sv, (int64_t)512 * 16));
+        char name[48];
         for (const int64_t d : {defer_full / 2, defer_full}) {
-          char name[48];
           snprintf(name, sizeof name, "rows16 b512 defer %lld", (long long)d);
-          vs.push_back({name, true, [=] {
-                          const int64_t c = rows_cps(512 * 16);
-                          narrow_rows_cols_sum<16, 512, 16, 1><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
-                                                                                                      slots, d);
-                        }});
+          vs.push_back(narrow_rows_timed<512, 16, 1>(name, x4, s, sv, ys, slots, st, d));
         }
-        vs.push_back({"rows16 b512 par finish", true, [=] {
-                        const int64_t c = rows_cps(512 * 16);
-                        narrow_rows_cols_sum<16, 512, 16, 3><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
-                                                                                                    slots);
-                      }});
-        vs.push_back({"rows16 b512 group4 d0", true, [=] {
-                        const int64_t c = rows_cps(512 * 16);
-                        narrow_rows_cols_sum<16, 512, 16, 16><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
-                                                                                                     slots, 0);
-                      }});
-        vs.push_back({"rows16 b512 group4 d1", true, [=] {
-                        const int64_t c = rows_cps(512 * 16);
-                        narrow_rows_cols_sum<16, 512, 16, 16><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
-                                                                                                     slots, 1);
-                      }});
-        vs.push_back({"rows16 b512 group8 d1", true, [=] {
-                        const int64_t c = rows_cps(512 * 16);
-                        narrow_rows_cols_sum<16, 512, 16, 32><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
-                                                                                                     slots, 1);
-                      }});
-        vs.push_back({"rows16 b512 group2 d1", true, [=] {
-                        const int64_t c = rows_cps(512 * 16);
-                        narrow_rows_cols_sum<16, 512, 16, 8><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
-                                                                                                    slots, 1);
-                      }});
-        vs.push_back({"rows8 b1024 par finish", true, [=] {
-                        const int64_t c = rows_cps(1024 * 8);
-                        narrow_rows_cols_sum<16, 1024, 8, 3><<<(unsigned)(s.outer * c), 1024, 0, st>>>(x4, s.n, c, ys,
-                                                                                                     slots);
-                      }});
-        vs.push_back({"rows32 b256 par finish", true, [=] {
-                        const int64_t c = rows_cps(256 * 32);
-                        narrow_rows_cols_sum<16, 256, 32, 3><<<(unsigned)(s.outer * c), 256, 0, st>>>(x4, s.n, c, ys,
-                                                                                                    slots);
-                      }});
+        vs.push_back(narrow_rows_timed<512, 16, 3>("rows16 b512 par finish", x4, s, sv, ys, slots, st));
+        vs.push_back(narrow_rows_timed<512, 16, 16>("rows16 b512 group4 d0", x4, s, sv, ys, slots, st, 0));
+        vs.push_back(narrow_rows_timed<512, 16, 16>("rows16 b512 group4 d1", x4, s, sv, ys, slots, st, 1));
+        vs.push_back(narrow_rows_timed<512, 16, 32>("rows16 b512 group8 d1", x4, s, sv, ys, slots, st, 1));
+        vs.push_back(narrow_rows_timed<512, 16, 8>("rows16 b512 group2 d1", x4, s, sv, ys, slots, st, 1));
+        vs.push_back(narrow_rows_timed<1024, 8, 3>("rows8 b1024 par finish", x4, s, sv, ys, slots, st));
+        vs.push_back(narrow_rows_timed<256, 32, 3>("rows32 b256 par finish", x4, s, sv, ys, slots, st));
         for (const int64_t d : {(int64_t)4, defer_full}) {
-          char name[48];
           snprintf(name, sizeof name, "rows16 b512 par under loads d%lld", (long long)d);
-          vs.push_back({name, true, [=] {
-                          const int64_t c = rows_cps(512 * 16);
-                          narrow_rows_cols_sum<16, 512, 16, 5><<<(unsigned)(s.outer * c), 512, 0, st>>>(x4, s.n, c, ys,
-                                                                                                      slots, d);
-                        }});
+          vs.push_back(narrow_rows_timed<512, 16, 5>(name, x4, s, sv, ys, slots, st, d));
         }
-        for (const int64_t d : {(int64_t)4, ceil_div((int64_t)fit512 * sms, rows_cps(256 * 32)) * 2}) {
-          char name[48];
+        for (const int64_t d : {(int64_t)4, ceil_div((int64_t)fit512 * sms, ceil_div(sv, (int64_t)256 * 32)) * 2}) {
           snprintf(name, sizeof name, "rows32 b256 par under loads d%lld", (long long)d);
-          vs.push_back({name, true, [=] {
-                          const int64_t c = rows_cps(256 * 32);
-                          narrow_rows_cols_sum<16, 256, 32, 5><<<(unsigned)(s.outer * c), 256, 0, st>>>(x4, s.n, c, ys,
-                                                                                                      slots, d);
-                        }});
+          vs.push_back(narrow_rows_timed<256, 32, 5>(name, x4, s, sv, ys, slots, st, d));
         }
-        vs.push_back({"rows16 b512 no finish", false, [=] {
-                        const int64_t c = rows_cps(512 * 16);
-                        narrow_rows_cols_sum<16, 512, 16, 2><<<(unsigned)(s.outer * c), 512, 0, st>>>(
-                            x4, s.n, c, ys, slots + ((size_t)8 << 20) / 8);
-                      }});
-        vs.push_back({"rows16 b1024 256K (other)", true, [=] {
-                        const int64_t c = rows_cps(1024 * 16);
-                        narrow_rows_cols_sum<16, 1024, 16><<<(unsigned)(s.outer * c), 1024, 0, st>>>(x4, s.n, c, ys, slots);
-                      }});
+        /* No finish: slots no other variant uses (it never empties them). */
+        vs.push_back(narrow_rows_timed<512, 16, 2>("rows16 b512 no finish", x4, s, sv, ys,
+                                                   slots + ((size_t)8 << 20) / 8, st));
+        vs.push_back(narrow_rows_timed<1024, 16>("rows16 b1024 256K (other)", x4, s, sv, ys, slots, st));
       } else {
         vs.push_back({"narrow ticket", true, [=] {
                         narrow_cols_sum<8, 0><<<grid, 1024, 0, st>>>(x4, s.n, cps, ys, cnt, parts, slots);
