@@ -17,6 +17,11 @@
  *           would need a separate check; not timed here.)
  *   mix1:1  lanes 4j+1 by int, the rest by cvt (the two on different ports?)
  *   mix3:1  every fourth vector by int.
+ *   fma     vcvtps2pd, and the add as fma(v, 1.0, lane) (one rounding of
+ *           v + lane: the same bits), which moves the adds from the two FP
+ *           add pipes the conversions also use to the FMA pipes (Zen 3);
+ *           the product's loop since stop 31 (partial_d_f32_fma).
+ *   fma pf4k  the same, prefetching 4 KB ahead instead of 1 KB.
  *   fp32    torch.sum's kind of loop: four 8-wide fp32 accumulators.
  * Rows of ROW elements over a BYTES buffer, best of the rounds, interleaved;
  * prints elements per ns and checks that every fp64 variant gives cvt's bits.
@@ -49,9 +54,10 @@ static inline double tree32(const v4d a[8]) {
 }
 
 #define PREFETCH(x, i)                                                  \
-  __builtin_prefetch((const char *)((x) + (i)) + 1024, 0, 3);           \
-  __builtin_prefetch((const char *)((x) + (i) + 16) + 1024, 0, 3);
+  __builtin_prefetch((const char *)((x) + (i)) + PF_BYTES, 0, 3);       \
+  __builtin_prefetch((const char *)((x) + (i) + 16) + PF_BYTES, 0, 3);
 #define BY_CVT(k) a##k += (v4d)_mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * k));
+#define BY_FMA(k) a##k = (v4d)_mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * k)), ones, (__m256d)a##k);
 #define BY_INT(k)                                                                  \
   {                                                                                \
     __m256i q = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(x + i + 4 * k))); \
@@ -60,10 +66,12 @@ static inline double tree32(const v4d a[8]) {
   }
 /* INT_LANES: bit k set when vector k converts by BY_INT (scaled lanes). */
 #define DEFINE_LOOP(NAME, C0, C1, C2, C3, C4, C5, C6, C7, INT_LANES)                           \
-  __attribute__((target("avx2"), noinline)) static double NAME(const float *x, int64_t n) {    \
+  __attribute__((target("avx2,fma"), noinline)) static double NAME(const float *x, int64_t n) {    \
     v4d a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;       \
     const __m256i clear_62_60 = _mm256_set1_epi64x((long long)0x8FFFFFFFFFFFFFFFull);          \
+    const __m256d ones = _mm256_set1_pd(1.0);                                                  \
     (void)clear_62_60;                                                                         \
+    (void)ones;                                                                                \
     for (int64_t i = 0; i + 32 <= n; i += 32) {                                                \
       PREFETCH(x, i) C0(0) C1(1) C2(2) C3(3) C4(4) C5(5) C6(6) C7(7)                           \
     }                                                                                          \
@@ -72,10 +80,15 @@ static inline double tree32(const v4d a[8]) {
       if ((INT_LANES >> k) & 1) a[k] *= 0x1p896; /* exact: back from the scaled domain */     \
     return tree32(a);                                                                          \
   }
+#define PF_BYTES 1024
 DEFINE_LOOP(loop_cvt, BY_CVT, BY_CVT, BY_CVT, BY_CVT, BY_CVT, BY_CVT, BY_CVT, BY_CVT, 0x00)
 DEFINE_LOOP(loop_int, BY_INT, BY_INT, BY_INT, BY_INT, BY_INT, BY_INT, BY_INT, BY_INT, 0xFF)
 DEFINE_LOOP(loop_mix11, BY_CVT, BY_INT, BY_CVT, BY_INT, BY_CVT, BY_INT, BY_CVT, BY_INT, 0xAA)
 DEFINE_LOOP(loop_mix31, BY_CVT, BY_CVT, BY_CVT, BY_INT, BY_CVT, BY_CVT, BY_CVT, BY_INT, 0x88)
+DEFINE_LOOP(loop_fma, BY_FMA, BY_FMA, BY_FMA, BY_FMA, BY_FMA, BY_FMA, BY_FMA, BY_FMA, 0x00)
+#undef PF_BYTES
+#define PF_BYTES 4096
+DEFINE_LOOP(loop_fma_pf4k, BY_FMA, BY_FMA, BY_FMA, BY_FMA, BY_FMA, BY_FMA, BY_FMA, BY_FMA, 0x00)
 
 __attribute__((target("avx2"), noinline)) static double loop_fp32(const float *x, int64_t n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -102,7 +115,9 @@ int main(int argc, char **argv) {
   struct {
     const char *name;
     double (*f)(const float *, int64_t);
-  } vs[] = {{"cvt", loop_cvt}, {"int", loop_int}, {"mix1:1", loop_mix11}, {"mix3:1", loop_mix31}, {"fp32", loop_fp32}};
+  } vs[] = {{"cvt", loop_cvt},         {"int", loop_int},      {"mix1:1", loop_mix11},
+            {"mix3:1", loop_mix31},   {"fma", loop_fma},      {"fma pf4k", loop_fma_pf4k},
+            {"fp32", loop_fp32}};
   enum { kVariants = sizeof vs / sizeof vs[0] };
   float *x = aligned_alloc(64, (size_t)n * 4);
   srand(1);
@@ -123,7 +138,7 @@ int main(int argc, char **argv) {
          n * 4 / 1e6, rounds);
   for (int v = 0; v < kVariants; ++v) {
     const double got = vs[v].f(x, n);
-    printf("  %-7s %9.1f us  %5.1f elements/ns%s\n", vs[v].name, best[v] / 1e3, n / best[v],
+    printf("  %-8s %9.1f us  %5.1f elements/ns%s\n", vs[v].name, best[v] / 1e3, n / best[v],
            v == kVariants - 1 ? "  (fp32 accumulators: other bits by design)"
                               : (memcmp(&got, &want, sizeof got) == 0 ? "  same bits as cvt" : "  OTHER BITS"));
   }

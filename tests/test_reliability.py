@@ -31,6 +31,27 @@ def test_cpu_kernels_clean_under_asan_and_ubsan(tmp_path):
     assert "0 failures" in r.stdout and "ERROR" not in r.stderr and "runtime error" not in r.stderr
 
 
+@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+def test_cpu_float32_loops_give_the_same_bits(tmp_path):
+    """The AVX2+FMA float32 loop (picked at run time) against the baseline
+    loop (-DREDUX_CPU_NO_CLONES), on sums that round at every step."""
+    srcs = [os.path.join(ROOT, "tests", "c", "cpu_paths_check.c"), os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"),
+            os.path.join(ROOT, "csrc", "cpu", "status.c")]
+    outs = []
+    for defines in ([], ["-DREDUX_CPU_NO_CLONES"]):
+        exe = tmp_path / ("paths" + "".join(defines))
+        subprocess.run([CC, "-std=c11", "-O2", "-ffp-contract=off", *defines, "-I", os.path.join(ROOT, "include"),
+                        *srcs, "-lm", "-o", str(exe)], check=True)
+        outs.append(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines())
+    (fast_head, *fast), (base_head, *base) = outs
+    assert base_head == "fma loop 0"
+    if fast_head != "fma loop 1":
+        pytest.skip("this CPU has no AVX2+FMA (or the compiler no target clones): both builds run the baseline loop")
+    assert len(fast) == len(base) > 200
+    differ = [f"{a}  vs  {b}" for a, b in zip(fast, base) if a != b]
+    assert not differ, "\n".join(differ[:5])
+
+
 # ---------------- beyond 2^31 elements (CUDA; the H200 has the memory) ----------------
 
 BIG = 2**31 + 17
