@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,split,stream,tiles,wide,depth,lanes,narrow,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,stream,tiles,wide,depth,lanes,narrow,convert,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -63,8 +63,14 @@
  *   narrow   column sums of rows of 16-512 B at the full sum's pattern (a
  *            1024-thread block per 32 KB chunk of whole rows, one barrier,
  *            a ticket or polled finish per slice; other bits than the
- *            product's column kernel), and the same chunks on 256 threads
- *            with eight rows a thread, beside the product and pure reads.
+ *            product's column kernel), and chunks of 32-256 KB on 256-1024
+ *            threads with 8-64 rows a thread and several finishes (their
+ *            own, deferred, parallel, grouped, or dedicated finishing
+ *            blocks launched last), beside the product and pure reads.
+ *   convert  the wide chunk with each element's fp32 -> fp64 conversion by
+ *            F2F or by integer ops (exact: the same bits), at the six
+ *            sizes, beside the product and pure reads; inf, NaN, overflow
+ *            and subnormal probes check the integer path's fallback.
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -2736,7 +2742,13 @@ narrow_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, float *y,
  * (other bits); FIN 4 GS: groups of GS slices by finish_slices_parallel
  * (FIN 3's bits), deferred by `defer` groups; FIN 5: FIN 3's finish of the
  * slice `defer` back, run under this block's first loads (the last `defer`
- * slices finish their own at the end). <VR, 256, 8> is stop 29's
+ * slices finish their own at the end); FIN 6: no block that streams
+ * finishes; `defer` extra blocks at the end of the grid (dispatched after
+ * every streaming block, so in the last wave) finish slices f, f + defer,
+ * ... by FIN 3's parallel finish (FIN 3's bits); FIN 7: the same, groups
+ * of 4 slices a finishing round (finish_slices_parallel); FIN 8: FIN 6 with
+ * one thread waiting, with a backoff, for the slice's last slot before the
+ * block loads them all. <VR, 256, 8> is stop 29's
  * eight-rows form. */
 template <int VR, int THREADS, int RPT, int FIN = 0>
 __global__ void __launch_bounds__(THREADS, 1024 / THREADS)
@@ -2747,6 +2759,35 @@ narrow_rows_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, floa
   constexpr int R = VR * 4, K = THREADS * RPT / VR, WARPS = THREADS / 32;
   __shared__ double sd[WARPS][R + 1];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  if constexpr (FIN == 6 || FIN == 7 || FIN == 8) {
+    const int64_t streaming = (int64_t)gridDim.x - defer;
+    if ((int64_t)blockIdx.x >= streaming) {
+      if (cps != 8) __trap();
+      const int64_t slices = streaming / cps;
+      if (FIN == 6) {
+        for (int64_t so = blockIdx.x - streaming; so < slices; so += defer)
+          finish_slice_parallel<R, 8>(y, so, slots, THREADS);
+      } else if (FIN == 8) {
+        /* FIN 8: one thread waits (with a backoff) for the slice's last
+         * slot before the block loads them all: less polling beside the
+         * streaming blocks. */
+        for (int64_t so = blockIdx.x - streaming; so < slices; so += defer) {
+          if (tid == 0) {
+            const unsigned long long *gate = slots + kSlotU64 * ((so * 8 + 7) * R + R - 1);
+            while (!slot_full(load_slot<double>(gate))) __nanosleep(256);
+          }
+          __syncthreads();
+          finish_slice_parallel<R, 8>(y, so, slots, THREADS);
+        }
+      } else {
+        /* FIN 7: groups of 4 slices, all their slots loaded at once */
+        for (int64_t g = blockIdx.x - streaming; g * 4 < slices; g += defer)
+          finish_slices_parallel<R, 8, 4 * R * 8 / THREADS>(y, g * 4, (int)(slices - g * 4 < 4 ? slices - g * 4 : 4),
+                                                            slots, THREADS);
+      }
+      return;
+    }
+  }
   const int64_t o = blockIdx.x / cps, c = blockIdx.x % cps;
   const int64_t rows_here = n - c * K < K ? n - c * K : K;
   const float4 *base = x4 + (o * n + c * K) * VR + tid;
@@ -2778,7 +2819,7 @@ narrow_rows_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t cps, floa
     for (int q = 0; q < WARPS; ++q) w = P::combine(w, sd[q][col]);
     publish_slot(slots, (o * cps + c) * R + col, w);
   }
-  if (c != cps - 1 || FIN == 2) return;
+  if (c != cps - 1 || FIN == 2 || FIN >= 6) return;
   if (FIN == 5) {
     if (o >= (int64_t)(gridDim.x / cps) - defer) finish_slice_parallel<R, 8>(y, o, slots, THREADS);
     return;
@@ -2821,8 +2862,8 @@ Timed narrow_rows_timed(const char *name, const float4 *x4, redux_shape s, int64
                         unsigned long long *slots, cudaStream_t st, int64_t defer = 0) {
   const int64_t c = ceil_div(sv, (int64_t)THREADS * RPT);
   return {name, FIN != 2, [=] {
-            narrow_rows_cols_sum<16, THREADS, RPT, FIN><<<(unsigned)(s.outer * c), THREADS, 0, st>>>(x4, s.n, c, ys,
-                                                                                                 slots, defer);
+            narrow_rows_cols_sum<16, THREADS, RPT, FIN>
+                <<<(unsigned)(s.outer * c + (FIN >= 6 ? defer : 0)), THREADS, 0, st>>>(x4, s.n, c, ys, slots, defer);
           }};
 }
 
@@ -2932,6 +2973,22 @@ void section_narrow(Bench &b) {
         for (const int64_t d : {(int64_t)4, ceil_div((int64_t)fit512 * sms, ceil_div(sv, (int64_t)256 * 32)) * 2}) {
           snprintf(name, sizeof name, "rows32 b256 par under loads d%lld", (long long)d);
           vs.push_back(narrow_rows_timed<256, 32, 5>(name, x4, s, sv, ys, slots, st, d));
+        }
+        for (const int64_t f : {(int64_t)16, (int64_t)32, (int64_t)64, (int64_t)128, (int64_t)256}) {
+          snprintf(name, sizeof name, "rows16 b512 finishers %lld", (long long)f);
+          vs.push_back(narrow_rows_timed<512, 16, 6>(name, x4, s, sv, ys, slots, st, f));
+        }
+        for (const int64_t f : {(int64_t)128, (int64_t)256}) {
+          snprintf(name, sizeof name, "rows16 b512 gated finishers %lld", (long long)f);
+          vs.push_back(narrow_rows_timed<512, 16, 8>(name, x4, s, sv, ys, slots, st, f));
+        }
+        for (const int64_t f : {(int64_t)16, (int64_t)32, (int64_t)64}) {
+          snprintf(name, sizeof name, "rows16 b512 finishers x4 %lld", (long long)f);
+          vs.push_back(narrow_rows_timed<512, 16, 7>(name, x4, s, sv, ys, slots, st, f));
+        }
+        for (const int64_t f : {(int64_t)32, (int64_t)64}) {
+          snprintf(name, sizeof name, "rows32 b256 finishers %lld", (long long)f);
+          vs.push_back(narrow_rows_timed<256, 32, 6>(name, x4, s, sv, ys, slots, st, f));
         }
         /* No finish: slots no other variant uses (it never empties them). */
         vs.push_back(narrow_rows_timed<512, 16, 2>("rows16 b512 no finish", x4, s, sv, ys,
@@ -3204,6 +3261,123 @@ void section_stream(Bench &b) {
     }
   }
 }
+
+/* ---- the fp32 -> fp64 conversion (section `convert`) ----------------------
+ * F2F.F64.F32 runs at 16 a clock an SM on sm_80/sm_90 (the programming
+ * guide's throughput table; a quarter of the fp64 add's 64), and the wide
+ * chunk's 32 warps all convert when their loads land: 512 clocks of a
+ * block's ~1,100 after its data arrives. An exact conversion by integer
+ * ops: a float's bits u placed in a double's fields (sign on top, the 8
+ * exponent bits into the low 8 of the 11, the mantissa under them) give the
+ * float's value times 2^-896, subnormals included, and fma(v, 2^896, acc)
+ * adds exactly x to acc with one rounding, so the lane keeps the bits of
+ * acc + (double)x. Inf and NaN come out finite that way, so the elements
+ * converted by integers are also added in fp32 on the side; a non-finite
+ * side sum (an inf or NaN among them, or an fp32 overflow) sends the thread
+ * back to the F2F path. MODE: which of the thread's 8 elements (tile k,
+ * element e) go through integers: 0 none (the F2F baseline), 1 all, 2 tile
+ * 1, 3 the odd elements, 4 tile 1 and element 3 of tile 0. */
+__device__ __forceinline__ double scaled_double(float x) {
+  const unsigned u = __float_as_uint(x);
+  return __hiloint2double((int)(((u >> 3) & 0x0fffffffu) | (u & 0x80000000u)), (int)(u << 29));
+}
+
+template <int MODE>
+__device__ __forceinline__ constexpr bool by_integers(int i) {
+  return MODE == 1 ? true : MODE == 2 ? i >= 4 : MODE == 3 ? (i & 1) != 0 : MODE == 4 ? (i >= 4 || i == 3) : false;
+}
+
+template <int MODE>
+__global__ void __launch_bounds__(1024, 2)
+wide_convert_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned long long *slots) {
+  __shared__ double sd[32];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const float4 *p = x4 + (int64_t)blockIdx.x * 2048 + tid;
+  const float4 v0 = __ldcs(p), v1 = __ldcs(p + 1024);
+  const float e[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+  double s[1] = {0.0};
+  float side = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    if (by_integers<MODE>(i)) {
+      s[0] = __fma_rn(scaled_double(e[i]), 0x1p896, s[0]);
+      side += e[i];
+    } else {
+      s[0] = P::add(s[0], e[i]);
+    }
+  }
+  if (MODE != 0 && !isfinite(side)) {
+    s[0] = 0.0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) s[0] = P::add(s[0], e[i]);
+  }
+  const double w = lanes_block_tree<1024, 1>(s, sd, warp, lane);
+  if (warp == 0 && lane == 0) publish_slot(slots, blockIdx.x, w);
+  if (blockIdx.x != gridDim.x - 1) return;
+  __syncthreads(); /* warp 0 has read sd: the tree below rewrites it */
+  double rl[1] = {combine_polled<P, 4>(0.0, slots, tid, chunks, 1024)};
+  const double r = lanes_block_tree<1024, 1>(rl, sd, warp, lane);
+  if (warp == 0 && lane == 0) *y = (float)r;
+}
+
+void section_convert(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *y = b.y, *sink = b.sink;
+  printf("== the wide chunk with fp32 -> fp64 by F2F or by integer ops (same bits)\n");
+  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800};
+  const Scratch sc(b.x, 52428800);
+  unsigned long long *slots = sc.slots + (1 << 16);
+  const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
+  const auto variants = [&](int64_t n) {
+    const int64_t n4 = n / 4, chunks = n4 / 2048;
+    std::vector<Timed> vs{product_timed(b, n)};
+    vs.push_back({"read b1024 l1", false, [=] { read_fixed<1024, 1, H_CS><<<(unsigned)(2 * chunks), 1024, 0, st>>>(x4, n4, sink); }});
+    vs.push_back({"read b1024 l2", false, [=] { read_fixed<1024, 2, H_CS><<<(unsigned)chunks, 1024, 0, st>>>(x4, n4, sink); }});
+    vs.push_back({"conv f2f", true, [=] { wide_convert_sum<0><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, slots); }});
+    vs.push_back({"conv int all", true, [=] { wide_convert_sum<1><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, slots); }});
+    vs.push_back({"conv int tile1", true, [=] { wide_convert_sum<2><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, slots); }});
+    vs.push_back({"conv int odd", true, [=] { wide_convert_sum<3><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, slots); }});
+    vs.push_back({"conv int 5of8", true, [=] { wide_convert_sum<4><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, slots); }});
+    return vs;
+  };
+  /* The fallback: an inf, then a NaN, then finite values whose fp32 side
+   * sum overflows, then two subnormals, in one chunk; every variant must
+   * give the product's bits. */
+  {
+    const int64_t n = 1638400, at = 12345 * 4 + 1; /* element 1 of a vector: by integers in modes 1, 3 */
+    float saved[2];
+    CK(cudaMemcpy(&saved[0], b.x + at, 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&saved[1], b.x + at + 4096, 4, cudaMemcpyDeviceToHost));
+    const float probes[][2] = {{INFINITY, 0.f}, {NAN, 0.f}, {-INFINITY, INFINITY}, {3e38f, 3e38f}, {1e-40f, -1e-45f}};
+    for (const auto &pr : probes) {
+      /* at and at + 4096: the same thread's tile 0 and tile 1 */
+      CK(cudaMemcpy(b.x + at, &pr[0], 4, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(b.x + at + 4096, &pr[1], 4, cudaMemcpyHostToDevice));
+      unsigned int want = 0;
+      for (const Timed &v : variants(n)) {
+        if (!v.sum) continue;
+        v.f();
+        CK(cudaStreamSynchronize(st));
+        unsigned int bits;
+        CK(cudaMemcpy(&bits, y, 4, cudaMemcpyDeviceToHost));
+        if (v.name == "redux") want = bits;
+        printf("convert fallback (%g, %g) %-16s 0x%08x %s\n", pr[0], pr[1], v.name.c_str(), bits,
+               bits == want ? "same bits" : "BITS DIFFER");
+      }
+    }
+    CK(cudaMemcpy(b.x + at, &saved[0], 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(b.x + at + 4096, &saved[1], 4, cudaMemcpyHostToDevice));
+  }
+  const int rounds = rounds_or(3);
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      const double ref = prefix_sum(sc.h, n);
+      const unsigned int want = wide_tree_bits(b, n, sc);
+      print_timed(T, "convert", round, n, ref, y, variants(n), &want, "conv");
+    }
+  }
+}
 }  // namespace
 
 int main() {
@@ -3232,7 +3406,7 @@ int main() {
       {"fixed", section_fixed}, {"occ", section_occ}, {"persist", section_persist}, {"small", section_small},
       {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
       {"wide", section_wide}, {"depth", section_depth}, {"lanes", section_lanes},
-      {"narrow", section_narrow},
+      {"narrow", section_narrow}, {"convert", section_convert},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
