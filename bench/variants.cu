@@ -2253,12 +2253,31 @@ __device__ __forceinline__ double lanes_block_tree(double (&l)[LPT], double *sd,
   return warp == 0 ? warp_reduce_sum<P>(sd[lane], 32) : 0.0;
 }
 
+/* The wide tree's end for a block of THREADS threads holding LPT lanes
+ * each: the block tree, the chunk's polled slot, and in the grid's last
+ * block the polled finish over the 1024 lanes. */
+template <int THREADS, int LPT>
+__device__ __forceinline__ void wide_lanes_publish_finish(double (&s)[LPT], double *sd, unsigned long long *slots,
+                                                          int64_t chunks, float *y) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const double w = lanes_block_tree<THREADS, LPT>(s, sd, warp, lane);
+  if (warp == 0 && lane == 0) publish_slot(slots, blockIdx.x, w);
+  if (blockIdx.x != gridDim.x - 1) return;
+  __syncthreads(); /* warp 0 has read sd: the tree below rewrites it */
+  /* combine_polled's 1024 lanes: thread t takes lanes t + k * THREADS. */
+  double rl[LPT];
+#pragma unroll
+  for (int k = 0; k < LPT; ++k) rl[k] = combine_polled<P, 4 / LPT>(0.0, slots, tid + k * THREADS, chunks, 1024);
+  const double r = lanes_block_tree<THREADS, LPT>(rl, sd, warp, lane);
+  if (warp == 0 && lane == 0) *y = (float)r;
+}
+
 template <int THREADS, bool DEP, int MINB = 2048 / THREADS>
 __global__ void __launch_bounds__(THREADS, MINB)
 wide_depth_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned long long *slots) {
   constexpr int LPT = 1024 / THREADS; /* lanes a thread */
   __shared__ double sd[32];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = threadIdx.x;
   const float4 *p = x4 + (int64_t)blockIdx.x * 2048 + tid;
   double s[LPT];
   float4 v0[LPT], v1[LPT];
@@ -2283,16 +2302,7 @@ wide_depth_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned
     s[k] = P::add(s[k], v1[k].x); s[k] = P::add(s[k], v1[k].y);
     s[k] = P::add(s[k], v1[k].z); s[k] = P::add(s[k], v1[k].w);
   }
-  const double w = lanes_block_tree<THREADS, LPT>(s, sd, warp, lane);
-  if (warp == 0 && lane == 0) publish_slot(slots, blockIdx.x, w);
-  if (blockIdx.x != gridDim.x - 1) return;
-  __syncthreads(); /* warp 0 has read sd: the tree below rewrites it */
-  /* combine_polled's 1024 lanes: thread t takes lanes t + k * THREADS. */
-  double rl[LPT];
-#pragma unroll
-  for (int k = 0; k < LPT; ++k) rl[k] = combine_polled<P, 4 / LPT>(0.0, slots, tid + k * THREADS, chunks, 1024);
-  const double r = lanes_block_tree<THREADS, LPT>(rl, sd, warp, lane);
-  if (warp == 0 && lane == 0) *y = (float)r;
+  wide_lanes_publish_finish<THREADS, LPT>(s, sd, slots, chunks, y);
 }
 
 /* Pure reads of the wide chunk with tile 1's load after tile 0's value. */
@@ -3291,7 +3301,7 @@ template <int MODE>
 __global__ void __launch_bounds__(1024, 2)
 wide_convert_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned long long *slots) {
   __shared__ double sd[32];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = threadIdx.x;
   const float4 *p = x4 + (int64_t)blockIdx.x * 2048 + tid;
   const float4 v0 = __ldcs(p), v1 = __ldcs(p + 1024);
   const float e[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
@@ -3311,13 +3321,7 @@ wide_convert_sum(const float4 *__restrict__ x4, int64_t chunks, float *y, unsign
 #pragma unroll
     for (int i = 0; i < 8; ++i) s[0] = P::add(s[0], e[i]);
   }
-  const double w = lanes_block_tree<1024, 1>(s, sd, warp, lane);
-  if (warp == 0 && lane == 0) publish_slot(slots, blockIdx.x, w);
-  if (blockIdx.x != gridDim.x - 1) return;
-  __syncthreads(); /* warp 0 has read sd: the tree below rewrites it */
-  double rl[1] = {combine_polled<P, 4>(0.0, slots, tid, chunks, 1024)};
-  const double r = lanes_block_tree<1024, 1>(rl, sd, warp, lane);
-  if (warp == 0 && lane == 0) *y = (float)r;
+  wide_lanes_publish_finish<1024, 1>(s, sd, slots, chunks, y);
 }
 
 void section_convert(Bench &b) {
