@@ -226,8 +226,11 @@ static double partial_f32(const void *x, int64_t count) {
   return has_fma_loop() ? partial_d_f32_fma(x, count) : partial_d_f32(x, count);
 }
 #else
+static int has_fma_loop(void) { return 0; }
 static double partial_f32(const void *x, int64_t count) { return partial_d_f32(x, count); }
 #endif
+
+const char *redux_cpu_float32_loop(void) { return has_fma_loop() ? "avx2+fma" : "baseline"; }
 
 /* Compensated: value = hi + lo. */
 static inline void two_sum_add(double *hi, double *lo, double x) {
@@ -336,7 +339,7 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
   if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
   if (n < 0 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
 #if REDUX_FMA_LOOP
-  if (in == REDUX_F32 && out == REDUX_F32 && has_fma_loop()) {
+  if (in == out && in == REDUX_F32 && has_fma_loop()) { /* float32 into float32 */
     rows_f32_fma((const float *)x, (float *)y, row_begin, row_end, n);
     return REDUX_OK;
   }

@@ -100,6 +100,10 @@ typedef struct redux_cpu_acc {
 /* Columns handled by one CPU work item of the columns family. */
 #define REDUX_CPU_COL_BLOCK ((int64_t)256)
 
+/* Which float32 loop this build runs on this CPU: "avx2+fma" (the adds as
+ * fused multiply-adds) or "baseline"; both give the same bits. */
+const char *redux_cpu_float32_loop(void);
+
 /* Partial of a contiguous range of `count` input elements. */
 redux_status redux_cpu_sum_partial(const void *x, int64_t count,
                                    redux_dtype in, redux_dtype out,

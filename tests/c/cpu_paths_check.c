@@ -4,7 +4,8 @@
  * and the two outputs compared line by line. Inputs: random mantissas at
  * mixed exponents with an offset (sums that round, never exact), lengths
  * around the 32-lane edges, unaligned starts; full partials and rows. The
- * first line says which loop ran (the test skips when both are baseline). */
+ * first line names the loop that ran (redux_cpu_float32_loop; the test
+ * skips when both builds ran the baseline). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +32,7 @@ static float sample(float offset) {
 }
 
 int main(void) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(REDUX_CPU_NO_CLONES)
-  printf("fma loop %d\n", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0);
-#else
-  printf("fma loop 0\n");
-#endif
+  printf("loop %s\n", redux_cpu_float32_loop());
   const int64_t lengths[] = {1, 31, 32, 33, 63, 64, 65, 95, 96, 97, 1000, 1023, 1024, 1025, 4096 + 17,
                              REDUX_CPU_CHUNK - 1, REDUX_CPU_CHUNK, REDUX_CPU_CHUNK + 31};
   const float offsets[] = {0.0f, 0.3f, -1000.0f};
@@ -46,7 +43,6 @@ int main(void) {
         float *buf = malloc((size_t)(n + start) * sizeof(float));
         for (int64_t i = 0; i < n + start; ++i) buf[i] = sample(offsets[oi]);
         redux_cpu_acc acc;
-        double d = 0.0;
         float rows[3];
         const int64_t row_n = n / 3;
         if (redux_cpu_sum_partial(buf + start, n, REDUX_F32, REDUX_F32, &acc) != REDUX_OK ||
@@ -54,10 +50,9 @@ int main(void) {
           fprintf(stderr, "status error\n");
           return 2;
         }
-        memcpy(&d, &acc.hi, sizeof d);
         uint64_t db;
         uint32_t rb[3];
-        memcpy(&db, &d, sizeof db);
+        memcpy(&db, &acc.hi, sizeof db);
         memcpy(rb, rows, sizeof rb);
         printf("n=%lld offset=%g start=%d partial=%016llx rows=%08x,%08x,%08x\n", (long long)n, offsets[oi], start,
                (unsigned long long)db, rb[0], rb[1], rb[2]);
