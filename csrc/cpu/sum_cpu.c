@@ -146,6 +146,18 @@ static inline double tree32_v(const v4d a[8]) {
   return e0 + e1;                                                  /* 0 + 1 */
 }
 
+/* Returns the 32 lanes' sum: the tree in registers when the loop took every
+ * element, else the tail's elements i, i + 1, ... < count added to lanes
+ * 0, 1, ... first. */
+#define RETURN_LANES(acc, LOAD, x, i, count)                            \
+  do {                                                                 \
+    if ((i) == (count)) return tree32_v(acc);                          \
+    double lane[FLANES];                                               \
+    memcpy(lane, (acc), sizeof lane);                                  \
+    for (int k = 0; (i) + k < (count); ++k) lane[k] += LOAD(x, (i) + k); \
+    return tree32(lane);                                               \
+  } while (0)
+
 #define V4(LOAD, x, i) ((v4d){LOAD(x, (i)), LOAD(x, (i) + 1), LOAD(x, (i) + 2), LOAD(x, (i) + 3)})
 #define DEFINE_PARTIAL_D(NAME, LOAD, ELEM)                                                   \
   REDUX_HOT static double NAME(const void *x, int64_t count) {                               \
@@ -164,11 +176,7 @@ static inline double tree32_v(const v4d a[8]) {
       a7 += V4(LOAD, x, i + 28);                                                             \
     }                                                                                        \
     const v4d acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};                                     \
-    if (i == count) return tree32_v(acc);                                                    \
-    double lane[FLANES];                                                                     \
-    memcpy(lane, acc, sizeof lane);                                                          \
-    for (int k = 0; i + k < count; ++k) lane[k] += LOAD(x, i + k);                          \
-    return tree32(lane);                                                                     \
+    RETURN_LANES(acc, LOAD, x, i, count);                                                    \
   }
 DEFINE_PARTIAL_D(partial_d_f32, LOAD_F32, 4)
 DEFINE_PARTIAL_D(partial_d_f16, LOAD_F16, 2)
@@ -195,11 +203,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline double f32_fma_
     FMA_LANES(4); FMA_LANES(5); FMA_LANES(6); FMA_LANES(7);
   }
   const v4d acc[8] = {(v4d)a0, (v4d)a1, (v4d)a2, (v4d)a3, (v4d)a4, (v4d)a5, (v4d)a6, (v4d)a7};
-  if (i == count) return tree32_v(acc);
-  double lane[FLANES];
-  memcpy(lane, acc, sizeof lane);
-  for (int k = 0; i + k < count; ++k) lane[k] += LOAD_F32(p, i + k);
-  return tree32(lane);
+  RETURN_LANES(acc, LOAD_F32, p, i, count);
 }
 #undef FMA_LANES
 
