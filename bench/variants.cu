@@ -1485,6 +1485,15 @@ struct Scratch {
 /* FIXED_ROUNDS, or the section's default. */
 int rounds_or(int dflt) { return getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : dflt; }
 
+/* A timed pure read of x4[0, n4): blocks of BL threads, L 16-byte loads a
+ * thread, a block per BL x L vectors, evict-first; named "read bBL lL". */
+template <int BL, int L>
+Timed read_fixed_timed(const float4 *x4, int64_t n4, float *sink, cudaStream_t st) {
+  return {"read b" + std::to_string(BL) + " l" + std::to_string(L), false, [=] {
+            read_fixed<BL, L, H_CS><<<(unsigned)ceil_div(n4, (int64_t)BL * L), BL, 0, st>>>(x4, n4, sink);
+          }};
+}
+
 /* The product's full sum of x[0, n), and the probe's read of it. */
 Timed product_timed(const Bench &b, int64_t n) {
   const redux_shape s{1, n, 1};
@@ -2014,16 +2023,10 @@ std::vector<Timed> product_reads_entry(const Bench &b, int64_t n, const Scratch 
   double *parts = sc.parts;
   float2 *fslots = reinterpret_cast<float2 *>(sc.slots);
   std::vector<Timed> vs{product_timed(b, n)};
-  vs.push_back({"read b1024 l1", false, [=] {
-                  read_fixed<1024, 1, H_CS><<<(unsigned)ceil_div(n4, (int64_t)1024), 1024, 0, st>>>(x4, n4, sink);
-                }});
-  vs.push_back({"read b1024 l2", false, [=] {
-                  read_fixed<1024, 2, H_CS><<<(unsigned)ceil_div(n4, (int64_t)2048), 1024, 0, st>>>(x4, n4, sink);
-                }});
+  vs.push_back(read_fixed_timed<1024, 1>(x4, n4, sink, st));
+  vs.push_back(read_fixed_timed<1024, 2>(x4, n4, sink, st));
   if (with_l4)
-    vs.push_back({"read b1024 l4", false, [=] {
-                    read_fixed<1024, 4, H_CS><<<(unsigned)ceil_div(n4, (int64_t)4096), 1024, 0, st>>>(x4, n4, sink);
-                  }});
+    vs.push_back(read_fixed_timed<1024, 4>(x4, n4, sink, st));
   vs.push_back({"entry fp32 atomics g4288", true, [=] {
                   tiles_sum<0><<<4288, 1024, 0, st>>>(x4, n4, y, cnt, parts, fslots);
                 }});
@@ -2554,12 +2557,8 @@ void section_lanes(Bench &b) {
       const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
       const unsigned int want = wide_tree_bits(b, n, sc);
       std::vector<Timed> vs{product_timed(b, n)};
-      vs.push_back({"read b1024 l2", false, [=] {
-                      read_fixed<1024, 2, H_CS><<<(unsigned)chunks, 1024, 0, st>>>(x4, n4, sink);
-                    }});
-      vs.push_back({"read b256 l8", false, [=] {
-                      read_fixed<256, 8, H_CS><<<(unsigned)chunks, 256, 0, st>>>(x4, n4, sink);
-                    }});
+      vs.push_back(read_fixed_timed<1024, 2>(x4, n4, sink, st));
+      vs.push_back(read_fixed_timed<256, 8>(x4, n4, sink, st));
       vs.push_back({"fixed t8 polled (prev tree)", true, [=] {
                       fixed_sum<8, 1><<<(unsigned)chunks, 256, 0, st>>>(x, y, n, chunks, cnt, parts, slots);
                     }});
@@ -2919,26 +2918,11 @@ void section_narrow(Bench &b) {
                       redux_cuda_sum(REDUX_FULL, x, ys, ws, wsf, persist, REDUX_CUDA_STREAM_COUNTERS, flat, REDUX_F32,
                                      REDUX_F32, 0, st);
                     }});
-      vs.push_back({"read b1024 l2", false, [=] {
-                      read_fixed<1024, 2, H_CS><<<(unsigned)ceil_div(total / 4, (int64_t)2048), 1024, 0, st>>>(
-                          x4, total / 4, sink);
-                    }});
-      vs.push_back({"read b1024 l1", false, [=] {
-                      read_fixed<1024, 1, H_CS><<<(unsigned)ceil_div(total / 4, (int64_t)1024), 1024, 0, st>>>(
-                          x4, total / 4, sink);
-                    }});
-      vs.push_back({"read b256 l8", false, [=] {
-                      read_fixed<256, 8, H_CS><<<(unsigned)ceil_div(total / 4, (int64_t)2048), 256, 0, st>>>(
-                          x4, total / 4, sink);
-                    }});
-      vs.push_back({"read b1024 l8", false, [=] {
-                      read_fixed<1024, 8, H_CS><<<(unsigned)ceil_div(total / 4, (int64_t)8192), 1024, 0, st>>>(
-                          x4, total / 4, sink);
-                    }});
-      vs.push_back({"read b256 l32", false, [=] {
-                      read_fixed<256, 32, H_CS><<<(unsigned)ceil_div(total / 4, (int64_t)8192), 256, 0, st>>>(
-                          x4, total / 4, sink);
-                    }});
+      vs.push_back(read_fixed_timed<1024, 2>(x4, total / 4, sink, st));
+      vs.push_back(read_fixed_timed<1024, 1>(x4, total / 4, sink, st));
+      vs.push_back(read_fixed_timed<256, 8>(x4, total / 4, sink, st));
+      vs.push_back(read_fixed_timed<1024, 8>(x4, total / 4, sink, st));
+      vs.push_back(read_fixed_timed<256, 32>(x4, total / 4, sink, st));
       if (vr == 16) {
         vs.push_back({"narrow ticket", true, [=] {
                         narrow_cols_sum<16, 0><<<grid, 1024, 0, st>>>(x4, s.n, cps, ys, cnt, parts, slots);
@@ -3249,9 +3233,7 @@ void section_stream(Bench &b) {
       vs.push_back({"read b256 l2 occ4", false, [=] {
                       read_fixed<256, 2, H_CS><<<(unsigned)ceil_div(n4, (int64_t)512), 256, 0, st>>>(x4, n4, sink);
                     }});
-      vs.push_back({"read b1024 l1", false, [=] {
-                      read_fixed<1024, 1, H_CS><<<(unsigned)ceil_div(n4, (int64_t)1024), 1024, 0, st>>>(x4, n4, sink);
-                    }});
+      vs.push_back(read_fixed_timed<1024, 1>(x4, n4, sink, st));
       for (int bps = 2; bps <= 6; ++bps) {
         char tag[8];
         snprintf(tag, sizeof tag, "%d", bps);
@@ -3336,8 +3318,8 @@ void section_convert(Bench &b) {
   const auto variants = [&](int64_t n) {
     const int64_t n4 = n / 4, chunks = n4 / 2048;
     std::vector<Timed> vs{product_timed(b, n)};
-    vs.push_back({"read b1024 l1", false, [=] { read_fixed<1024, 1, H_CS><<<(unsigned)(2 * chunks), 1024, 0, st>>>(x4, n4, sink); }});
-    vs.push_back({"read b1024 l2", false, [=] { read_fixed<1024, 2, H_CS><<<(unsigned)chunks, 1024, 0, st>>>(x4, n4, sink); }});
+    vs.push_back(read_fixed_timed<1024, 1>(x4, n4, sink, st));
+    vs.push_back(read_fixed_timed<1024, 2>(x4, n4, sink, st));
     vs.push_back({"conv f2f", true, [=] { wide_convert_sum<0><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, slots); }});
     vs.push_back({"conv int all", true, [=] { wide_convert_sum<1><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, slots); }});
     vs.push_back({"conv int tile1", true, [=] { wide_convert_sum<2><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, y, slots); }});
