@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,split,stream,tiles,wide,depth,lanes,narrow,convert,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,stream,tiles,wide,depth,lanes,narrow,convert,policy,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -71,6 +71,10 @@
  *            F2F or by integer ops (exact: the same bits), at the six
  *            sizes, beside the product and pure reads; inf, NaN, overflow
  *            and subnormal probes check the integer path's fallback.
+ *   policy   pure reads of 16 and 32 KB a block under each L2 access
+ *            policy (createpolicy evict-first / -normal / -unchanged on
+ *            plain, .cs, L1 no-allocate and .nc loads; .cs; .lu), beside
+ *            the product, at 13.1M, 26.2M and 52.4M.
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -121,12 +125,44 @@ __global__ void init_kernel(float *x, int64_t n, unsigned seed) {
 __global__ void empty_kernel() {}
 
 /* ---- streaming reads ---------------------------------------------------- */
-enum Hint { H_CS = 0, H_DEF = 1, H_NA256 = 2 };
+/* H_CS: ld.global.cs; H_DEF: ordinary; H_NA256: no L1, 256 B L2 prefetch;
+ * H_PF*: an L2 access policy made by createpolicy (section `policy`):
+ * evict-first on ordinary, .cs, L1-no-allocate and non-coherent loads,
+ * evict-unchanged and evict-normal; H_LU: ld.global.lu. */
+enum Hint { H_CS = 0, H_DEF = 1, H_NA256 = 2, H_PF = 3, H_CSPF = 4, H_NAPF = 5, H_NCPF = 6, H_PU = 7, H_PN = 8,
+            H_LU = 9 };
+
+__device__ __forceinline__ unsigned long long l2_policy_first() {
+  unsigned long long pol;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+
+#define LD_POLICY(OPS, POLICY)                                                                         \
+  do {                                                                                                  \
+    float4 v;                                                                                           \
+    asm volatile("ld.global" OPS ".L2::cache_hint.v4.f32 {%0,%1,%2,%3}, [%4], %5;"                      \
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p), "l"(POLICY));                  \
+    return v;                                                                                           \
+  } while (0)
 
 template <int HINT>
 __device__ __forceinline__ float4 ld(const float4 *p) {
   if constexpr (HINT == H_CS) return __ldcs(p);
   else if constexpr (HINT == H_DEF) return *p;
+  else if constexpr (HINT == H_PF) LD_POLICY("", l2_policy_first());
+  else if constexpr (HINT == H_CSPF) LD_POLICY(".cs", l2_policy_first());
+  else if constexpr (HINT == H_NAPF) LD_POLICY(".L1::no_allocate", l2_policy_first());
+  else if constexpr (HINT == H_NCPF) LD_POLICY(".nc", l2_policy_first());
+  else if constexpr (HINT == H_PU) {
+    unsigned long long pol;
+    asm volatile("createpolicy.fractional.L2::evict_unchanged.b64 %0, 1.0;" : "=l"(pol));
+    LD_POLICY("", pol);
+  } else if constexpr (HINT == H_PN) {
+    unsigned long long pol;
+    asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(pol));
+    LD_POLICY("", pol);
+  } else if constexpr (HINT == H_LU) return __ldlu(p);
   else {
     float4 v;
     asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
@@ -3364,6 +3400,48 @@ void section_convert(Bench &b) {
     }
   }
 }
+/* ---- L2 access policies for a streamed read (section `policy`) ----------
+ * The timer's 256 MiB fill leaves the L2 full of dirty lines, which a read
+ * that evicts them writes back inside the timed window. Does a load's L2
+ * policy decide which lines its misses evict? Pure reads of 16 and 32 KB a
+ * block under each hint, beside the product. */
+template <int L, int H>
+Timed read_hint_timed(const float4 *x4, int64_t n4, float *sink, cudaStream_t st, const char *hint) {
+  return {"read b1024 l" + std::to_string(L) + " " + hint, false, [=] {
+            read_fixed<1024, L, H><<<(unsigned)ceil_div(n4, (int64_t)1024 * L), 1024, 0, st>>>(x4, n4, sink);
+          }};
+}
+
+void section_policy(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *y = b.y, *sink = b.sink;
+  printf("== pure reads under each L2 access policy, beside the product\n");
+  const int64_t sizes[] = {13107200, 26214400, 52428800};
+  const Scratch sc(b.x, 52428800);
+  const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
+  const int rounds = rounds_or(3);
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : sizes) {
+      const int64_t n4 = n / 4;
+      std::vector<Timed> vs{product_timed(b, n)};
+#define HINT_READS(H, NAME)                                   \
+  vs.push_back(read_hint_timed<1, H>(x4, n4, sink, st, NAME)); \
+  vs.push_back(read_hint_timed<2, H>(x4, n4, sink, st, NAME));
+      HINT_READS(H_CS, "cs")
+      HINT_READS(H_DEF, "def")
+      HINT_READS(H_PF, "pol first")
+      HINT_READS(H_CSPF, "cs pol first")
+      HINT_READS(H_NAPF, "l1na pol first")
+      HINT_READS(H_NCPF, "nc pol first")
+      HINT_READS(H_PU, "pol unchanged")
+      HINT_READS(H_PN, "pol normal")
+      HINT_READS(H_LU, "lu")
+#undef HINT_READS
+      print_timed(T, "policy", round, n, prefix_sum(sc.h, n), y, vs);
+    }
+  }
+}
 }  // namespace
 
 int main() {
@@ -3392,7 +3470,7 @@ int main() {
       {"fixed", section_fixed}, {"occ", section_occ}, {"persist", section_persist}, {"small", section_small},
       {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
       {"wide", section_wide}, {"depth", section_depth}, {"lanes", section_lanes},
-      {"narrow", section_narrow}, {"convert", section_convert},
+      {"narrow", section_narrow}, {"convert", section_convert}, {"policy", section_policy},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
