@@ -132,9 +132,14 @@ __global__ void empty_kernel() {}
 enum Hint { H_CS = 0, H_DEF = 1, H_NA256 = 2, H_PF = 3, H_CSPF = 4, H_NAPF = 5, H_NCPF = 6, H_PU = 7, H_PN = 8,
             H_LU = 9 };
 
-__device__ __forceinline__ unsigned long long l2_policy_first() {
+/* An L2 access policy for every access: P = H_PU evict-unchanged, H_PN
+ * evict-normal, else evict-first. */
+template <int P>
+__device__ __forceinline__ unsigned long long l2_policy() {
   unsigned long long pol;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  if constexpr (P == H_PU) asm volatile("createpolicy.fractional.L2::evict_unchanged.b64 %0, 1.0;" : "=l"(pol));
+  else if constexpr (P == H_PN) asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(pol));
+  else asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
   return pol;
 }
 
@@ -150,19 +155,11 @@ template <int HINT>
 __device__ __forceinline__ float4 ld(const float4 *p) {
   if constexpr (HINT == H_CS) return __ldcs(p);
   else if constexpr (HINT == H_DEF) return *p;
-  else if constexpr (HINT == H_PF) LD_POLICY("", l2_policy_first());
-  else if constexpr (HINT == H_CSPF) LD_POLICY(".cs", l2_policy_first());
-  else if constexpr (HINT == H_NAPF) LD_POLICY(".L1::no_allocate", l2_policy_first());
-  else if constexpr (HINT == H_NCPF) LD_POLICY(".nc", l2_policy_first());
-  else if constexpr (HINT == H_PU) {
-    unsigned long long pol;
-    asm volatile("createpolicy.fractional.L2::evict_unchanged.b64 %0, 1.0;" : "=l"(pol));
-    LD_POLICY("", pol);
-  } else if constexpr (HINT == H_PN) {
-    unsigned long long pol;
-    asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(pol));
-    LD_POLICY("", pol);
-  } else if constexpr (HINT == H_LU) return __ldlu(p);
+  else if constexpr (HINT == H_PF || HINT == H_PU || HINT == H_PN) LD_POLICY("", l2_policy<HINT>());
+  else if constexpr (HINT == H_CSPF) LD_POLICY(".cs", l2_policy<HINT>());
+  else if constexpr (HINT == H_NAPF) LD_POLICY(".L1::no_allocate", l2_policy<HINT>());
+  else if constexpr (HINT == H_NCPF) LD_POLICY(".nc", l2_policy<HINT>());
+  else if constexpr (HINT == H_LU) return __ldlu(p);
   else {
     float4 v;
     asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
@@ -1518,6 +1515,9 @@ struct Scratch {
   }
 };
 
+/* The competition's six benchmark sizes (fp32 elements). */
+constexpr int64_t kSixSizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800};
+
 /* FIXED_ROUNDS, or the section's default. */
 int rounds_or(int dflt) { return getenv("FIXED_ROUNDS") ? atoi(getenv("FIXED_ROUNDS")) : dflt; }
 
@@ -2074,7 +2074,6 @@ void section_tiles(Bench &b) {
   const cudaStream_t st = b.st;
   float *x = b.x, *y = b.y;
   printf("== the public H100 entry's schedule: fp32 atomics (the entry) and fp64 with ordered partials\n");
-  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800};
   const Scratch sc(x, 52428800);
   unsigned int *cnt = sc.cnt;
   double *parts = sc.parts;
@@ -2082,7 +2081,7 @@ void section_tiles(Bench &b) {
   const std::vector<float> &h = sc.h;
   const int rounds = rounds_or(2);
   for (int round = 0; round < rounds; ++round) {
-    for (int64_t n : sizes) {
+    for (int64_t n : kSixSizes) {
       const double ref = prefix_sum(h, n);
       const int64_t n4 = n / 4;
       const int64_t tiles = n4 / 2048;
@@ -2217,7 +2216,6 @@ void section_wide(Bench &b) {
   const cudaStream_t st = b.st;
   float *x = b.x, *y = b.y;
   printf("== 1024-lane 32 KB tiles, a partial per tile: T tiles a block, ticket or polled finish (same bits)\n");
-  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800};
   const Scratch sc(x, 52428800);
   unsigned int *cnt = sc.cnt;
   double *parts = sc.parts;
@@ -2225,7 +2223,7 @@ void section_wide(Bench &b) {
   const std::vector<float> &h = sc.h;
   const int rounds = rounds_or(2);
   for (int round = 0; round < rounds; ++round) {
-    for (int64_t n : sizes) {
+    for (int64_t n : kSixSizes) {
       const double ref = prefix_sum(h, n);
       const int64_t n4 = n / 4;
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
@@ -2580,14 +2578,13 @@ void section_lanes(Bench &b) {
   float *y = b.y, *sink = b.sink;
   const float *x = b.x;
   printf("== the wide chunk on 1024, 512 or 256 threads (1, 2, 4 lanes a thread; same bits)\n");
-  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800};
   const Scratch sc(b.x, 52428800);
   unsigned long long *slots = sc.slots + (1 << 16);
   unsigned int *cnt = sc.cnt;
   double *parts = sc.parts;
   const int rounds = rounds_or(3);
   for (int round = 0; round < rounds; ++round) {
-    for (int64_t n : sizes) {
+    for (int64_t n : kSixSizes) {
       const double ref = prefix_sum(sc.h, n);
       const int64_t n4 = n / 4, chunks = n4 / 2048;
       const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
@@ -3347,7 +3344,6 @@ void section_convert(Bench &b) {
   const cudaStream_t st = b.st;
   float *y = b.y, *sink = b.sink;
   printf("== the wide chunk with fp32 -> fp64 by F2F or by integer ops (same bits)\n");
-  const int64_t sizes[] = {1638400, 3276800, 6553600, 13107200, 26214400, 52428800};
   const Scratch sc(b.x, 52428800);
   unsigned long long *slots = sc.slots + (1 << 16);
   const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
@@ -3393,7 +3389,7 @@ void section_convert(Bench &b) {
   }
   const int rounds = rounds_or(3);
   for (int round = 0; round < rounds; ++round) {
-    for (int64_t n : sizes) {
+    for (int64_t n : kSixSizes) {
       const double ref = prefix_sum(sc.h, n);
       const unsigned int want = wide_tree_bits(b, n, sc);
       print_timed(T, "convert", round, n, ref, y, variants(n), &want, "conv");
