@@ -115,14 +115,24 @@ class Timer:
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
         self.scratch = torch.empty(L2_EVICT_BYTES // 4, dtype=torch.float32, device=self.device) if self.cuda else None
+        self.flush_host_ns = 0  # the last flush's launch, on the host: a gauge of how busy the host is
+
+    def flush(self):
+        """Synchronize, then evict L2 (256 MiB of writes); returns the host
+        ns that launching the flush took (the same work every time, outside
+        the timed window, whatever is being timed)."""
+        torch.cuda.synchronize(self.device)
+        t0 = time.perf_counter_ns()
+        self.scratch.fill_(1.0)
+        self.flush_host_ns = time.perf_counter_ns() - t0
+        return self.flush_host_ns
 
     def __call__(self, fn, *args):
         if not self.cuda:
             t0 = time.perf_counter_ns()
             out = fn(*args)
             return out, float(time.perf_counter_ns() - t0)
-        torch.cuda.synchronize(self.device)
-        self.scratch.fill_(1.0)  # evict L2: 256 MiB of writes
+        self.flush()
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         start.record()

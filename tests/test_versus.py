@@ -3,6 +3,7 @@ against torch.sum and submission files, each in its own spawned child,
 interleaved, with the read floor; its report and versus.json."""
 import json
 import os
+import time
 
 import pytest
 import torch
@@ -80,6 +81,111 @@ def test_report_reads_saved_runs_without_a_gpu(capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
+def _sends_double(conn, x):
+    conn.send(2 * x)
+    conn.close()
+
+
+def _exits(conn, code):
+    os._exit(code)
+
+
+def _sleeps(conn, seconds):
+    time.sleep(seconds)
+
+
+def test_each_turn_runs_in_a_process_that_has_exited_when_it_returns():
+    """run_child: the answer of a child that sends one; why not, for a child
+    that dies or hangs (it is killed); never a hang of the parent."""
+    ctx = versus._context()
+    assert versus.run_child(ctx, _sends_double, (21,)) == (42, "")
+    assert versus.run_child(ctx, _exits, (3,)) == (None, "its process died (exit code 3)")
+    t0 = time.monotonic()
+    assert versus.run_child(ctx, _sleeps, (60,), timeout_s=2) == (None, "no answer in 2 s")
+    assert time.monotonic() - t0 < 30
+
+
+def test_an_entry_that_raises_is_rejected_with_its_error(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise RuntimeError('this entry is broken')\n")
+    got, why = versus.run_child(versus._context(), versus._child_turn,
+                                (str(broken), [4096], 1, True, 1, True, 0.0, False))
+    assert why == "" and got["error"] == "raised RuntimeError: this entry is broken" and not got["samples"]
+
+
+class ScriptedTimer:
+    """A Timer whose calls take 1, 2, 3, ... ns and whose flush launches
+    take the host times given, in order (one inside each call, one after)."""
+    device = "cpu"
+
+    def __init__(self, flush_ns):
+        self.flush_ns, self.calls, self.flush_host_ns = list(flush_ns), 0, 0
+
+    def flush(self):
+        self.flush_host_ns = self.flush_ns.pop(0)
+        return self.flush_host_ns
+
+    def __call__(self, fn, *args):
+        self.flush()
+        self.calls += 1
+        return fn(*args), float(self.calls)
+
+
+def test_calls_beside_a_busy_host_are_retaken_and_counted():
+    """The host gauge: a call whose flush launch before or after took over
+    slow_ns is taken again; ranked calls are checked all the same; past
+    RETAKES_PER_CALL x count retakes every call is kept."""
+    total = lambda data: data[0].sum()  # noqa: E731
+    # call 1 clean; call 2 busy before; call 3 busy after; calls 4-5 clean
+    timer = ScriptedTimer([10, 10, 50, 10, 10, 50, 10, 10, 10, 10])
+    out, retaken, msg = versus._timed_calls(total, timer, 1000, 7, True, 3, False, slow_ns=20)
+    assert (out, retaken, msg) == ([1.0, 4.0, 5.0], 2, "")
+    # always busy: the first RETAKES_PER_CALL x count calls are retaken, then kept
+    cap = versus.RETAKES_PER_CALL * 2
+    timer = ScriptedTimer([50] * 2 * (cap + 2))
+    out, retaken, msg = versus._timed_calls(total, timer, 1000, 7, False, 2, False, slow_ns=20)
+    assert (out, retaken, msg) == ([cap + 1.0, cap + 2.0], cap, "")
+    # a wrong answer is rejected even on a retaken call
+    timer = ScriptedTimer([50] * 4)
+    out, retaken, msg = versus._timed_calls(lambda data: data[0].sum() + 1, timer, 1000, 7, True, 2, False, 20)
+    assert out == [] and retaken == 0 and msg.startswith("seed 20: ")
+
+
+def _scripted_turn(conn, path, sizes, seed, ranked, count, retake, run_usual_ns, last_try):
+    """A turn without a GPU: path "busy" starts every turn in a slow phase
+    (its gauge 50 against the others' 10), "broken" fails its check."""
+    gauge = 50.0 if path == "busy" else 10.0
+    if retake and not last_try and versus.turn_is_busy(gauge, run_usual_ns):
+        conn.send(versus._result(gauge_ns=gauge, busy=True))
+    elif path == "broken":
+        conn.send(versus._result(error="size 1000: mismatch"))
+    else:
+        conn.send(versus._result("fake", {s: [float(seed)] * count for s in sizes}, {s: 1 for s in sizes},
+                                 gauge_ns=gauge))
+    conn.close()
+
+
+@pytest.mark.parametrize("retake", [True, False])
+def test_rounds_take_turns_and_take_a_busy_turn_again(retake):
+    """measure: every round gives each entry one turn of `count` calls a
+    size; a turn that begins in a slow phase of the host (once the run has
+    a usual gauge: three turns kept) is taken again, TURN_TRIES in all, the
+    last kept; --no-retake keeps every turn; a rejected entry leaves."""
+    import argparse
+    entries = {"a": "quiet", "b": "quiet", "c": "busy", "d": "broken"}
+    args = argparse.Namespace(runs=25, seed=0, mode="leaderboard", no_retake=not retake)
+    samples, retaken, errors, gpu = versus.measure(entries, [1000, 2000], args, turn=_scripted_turn)
+    assert gpu == "fake" and errors == {"d": "size 1000: mismatch"}
+    rounds = -(-25 // versus.SAMPLES_PER_TURN)
+    for name in "abc":
+        assert [len(samples[name][s]) for s in (1000, 2000)] == [25, 25]
+        assert sorted(set(samples[name][1000])) == [1000.0 * r for r in range(rounds)]
+        assert retaken["calls"][name] == {1000: rounds, 2000: rounds}
+    # c's first turn comes in round 0 after a and b: the run has no usual yet
+    busy_rounds = rounds - 1 if retake else 0
+    assert retaken["turns"] == {"a": 0, "b": 0, "c": busy_rounds * (versus.TURN_TRIES - 1), "d": 0}
+
+
 @pytest.mark.skipif(HAS_CUDA, reason="checks the message given without a GPU")
 def test_versus_says_it_needs_a_gpu(capsys):
     assert versus.main(["--runs", "5"]) == 2
@@ -96,6 +202,7 @@ def test_versus_on_the_gpu_with_the_comparison_entries(tmp_path, capsys):
     assert saved["mode"] == "leaderboard" and saved["gpu"] == torch.cuda.get_device_name()
     assert set(saved["entries"]) == {"redux", "torch.sum", "atomic_fp32", "chunked_fp32", *versus.FLOORS}, out
     assert isinstance(saved["disturbed"], list) and ("DISTURBED" in out) == bool(saved["disturbed"])
+    assert set(saved["retaken"]) == set(saved["turns_retaken"]) == set(saved["entries"]) and "calls retaken" in out
     for entry in saved["entries"].values():
         for cell in entry.values():
             assert cell["runs"] == 10 and 0 < cell["best_ns"] <= cell["median_ns"]
