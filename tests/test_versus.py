@@ -42,6 +42,17 @@ def test_report_ranks_by_mean_and_states_the_ratios():
     assert "broken: REJECTED" in text
 
 
+def test_report_states_the_retakes_and_the_gauge_they_used():
+    sizes, result = fake_result()
+    result.update(retaken={n: {"1000": 2, "2000": 1} for n in result["entries"]},
+                  turns_retaken={n: 0 for n in result["entries"]}, host_slow=1.5)
+    text = versus.report(result, sizes, {})
+    assert "(a flush launch over 1.5x its usual host time): redux 3, torch.sum 3" in text
+    assert "turns taken again, the host 1.5x slower" in text
+    result["host_slow"] = None  # --no-retake
+    assert "(a flush launch over its usual host time): redux 3" in versus.report(result, sizes, {})
+
+
 def test_a_quiet_run_is_not_marked_disturbed():
     sizes, result = fake_result()
     assert versus.disturbance(result["entries"], sizes) == []
@@ -203,6 +214,7 @@ def test_versus_on_the_gpu_with_the_comparison_entries(tmp_path, capsys):
     assert set(saved["entries"]) == {"redux", "torch.sum", "atomic_fp32", "chunked_fp32", *versus.FLOORS}, out
     assert isinstance(saved["disturbed"], list) and ("DISTURBED" in out) == bool(saved["disturbed"])
     assert set(saved["retaken"]) == set(saved["turns_retaken"]) == set(saved["entries"]) and "calls retaken" in out
+    assert saved["host_slow"] == versus.HOST_SLOW and f"over {versus.HOST_SLOW:.1f}x its usual" in out
     for entry in saved["entries"].values():
         for cell in entry.values():
             assert cell["runs"] == 10 and 0 < cell["best_ns"] <= cell["median_ns"]
