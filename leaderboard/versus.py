@@ -343,14 +343,16 @@ def report(result, sizes, errors):
             lines.append(f"redux mean at {int(last):,} / {n}'s: "
                          f"{entries['redux'][last]['mean_ns'] / entries[n][last]['mean_ns']:.3f}")
     # Absent from runs saved before stop 33 (host_slow: before 1.5 was chosen).
-    slow = f" {result['host_slow']:.1f}x" if result.get("host_slow") else ""
-    if "retaken" in result:
+    if "host_slow" in result and not result["host_slow"]:
+        lines.append("no call retaken (--no-retake)")
+    elif "retaken" in result:
+        slow = f"{result['host_slow']:.1f}x" if "host_slow" in result else "a factor (not saved) of"
         total = {n: sum(per.values()) for n, per in result["retaken"].items()}
-        lines.append(f"calls retaken, the host busy around them (a flush launch over{slow} its usual host time): "
-                     + ", ".join(f"{n} {k}" for n, k in total.items()))
-    if "turns_retaken" in result:
-        lines.append(f"turns taken again, the host{slow} slower than usual for the run as they began: "
-                     + ", ".join(f"{n} {k}" for n, k in result["turns_retaken"].items()))
+        lines.append(f"calls retaken, the host busy around them (a flush launch over {slow} its usual host "
+                     "time): " + ", ".join(f"{n} {k}" for n, k in total.items()))
+        if "turns_retaken" in result:
+            lines.append("turns taken again, begun with the host that much slower than the run's usual: "
+                         + ", ".join(f"{n} {k}" for n, k in result["turns_retaken"].items()))
     reasons = disturbance(entries, sizes)
     lines.append("DISTURBED: the means rank nothing in this run: " + "; ".join(reasons) if reasons
                  else f"quiet: at every size the read floor's mean is within {FLOOR_MEAN_OVER_MEDIAN:.2f}x its "
