@@ -48,9 +48,12 @@ def test_report_states_the_retakes_and_the_gauge_they_used():
                   turns_retaken={n: 0 for n in result["entries"]}, host_slow=1.5)
     text = versus.report(result, sizes, {})
     assert "(a flush launch over 1.5x its usual host time): redux 3, torch.sum 3" in text
-    assert "turns taken again, the host 1.5x slower" in text
+    assert "turns taken again, begun with the host that much slower than the run's usual: redux 0" in text
+    del result["host_slow"]  # runs saved before the factor was
+    assert "over a factor (not saved) of its usual host time): redux 3" in versus.report(result, sizes, {})
     result["host_slow"] = None  # --no-retake
-    assert "(a flush launch over its usual host time): redux 3" in versus.report(result, sizes, {})
+    text = versus.report(result, sizes, {})
+    assert "no call retaken (--no-retake)" in text and "calls retaken" not in text
 
 
 def test_a_quiet_run_is_not_marked_disturbed():
@@ -76,16 +79,19 @@ def test_a_slow_phase_marks_the_run_disturbed():
 
 
 def test_report_reads_saved_runs_without_a_gpu(capsys):
-    """The committed runs: the H200 one is quiet, the H100 runs kept as
-    disturbed are marked so; a file that is not a versus.json is refused."""
+    """The committed runs: versus.json on both GPUs is quiet, the runs kept
+    as disturbed are marked so; a file that is not a versus.json is refused."""
     results = os.path.join(ROOT, "leaderboard", "results")
-    assert versus.main(["--report", os.path.join(results, "h200", "versus.json")]) == 0
-    out = capsys.readouterr().out
-    assert "redux" in out and "quiet: at every size" in out
+    for gpu in ("h100", "h200"):
+        assert versus.main(["--report", os.path.join(results, gpu, "versus.json")]) == 0
+        out = capsys.readouterr().out
+        assert "redux" in out and "quiet: at every size" in out and "calls retaken" in out, gpu
     for kept in (("h100", "versus_disturbed_a.json"), ("h100", "versus_disturbed_d.json"),
                  ("h100", "versus_disturbed_wide.json"), ("h100", "versus_disturbed_wide_b.json"),
                  ("h200", "versus_disturbed_faithful_atomic.json"), ("h200", "versus_disturbed_wide.json"),
-                 ("h100", "versus_disturbed_straight.json"), ("h200", "versus_disturbed_straight.json")):
+                 ("h100", "versus_disturbed_straight.json"), ("h200", "versus_disturbed_straight.json"),
+                 ("h100", "versus_disturbed_stop33_a.json"), ("h100", "versus_disturbed_stop33_c.json"),
+                 ("h200", "versus_disturbed_stop33_a.json"), ("h200", "versus_disturbed_stop33_no_retake.json")):
         assert versus.main(["--report", os.path.join(results, *kept)]) == 0
         assert "DISTURBED" in capsys.readouterr().out, kept
     assert versus.main(["--report", os.path.join(ROOT, "README.md")]) == 2
