@@ -126,7 +126,7 @@ def _turn(path, sizes, seed, ranked, count, retake, run_usual_ns, last_try):
     samples, retaken = {}, {}
     for size in sizes:
         # Timed calls thrown away first: a fresh process's first timed call
-        # pays one-time host costs (on an H100, 88-132 us against 7.2 us at
+        # pays one-time host costs (on H100s, 88-212 us against 7.2-7.5 us at
         # 1.64M), which no call of a long-lived process pays.
         _, _, msg = _timed_calls(kernel, timer, size, seed - WARMUP_CALLS * core.RANKED_SEED_STEP, ranked,
                                  WARMUP_CALLS, is_floor, math.inf)
@@ -378,6 +378,8 @@ def main(argv=None):
     ap.add_argument("--report", metavar="FILE", default=None,
                     help="print the table and the verdict of a saved versus.json (no GPU needed) and exit")
     args = ap.parse_args(argv)
+    if args.runs < 1:
+        ap.error(f"--runs must be at least 1 (got {args.runs})")
     if args.report:
         return print_saved(args.report)
     import torch

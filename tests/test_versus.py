@@ -203,6 +203,12 @@ def test_rounds_take_turns_and_take_a_busy_turn_again(retake):
     assert retaken["turns"] == {"a": 0, "b": 0, "c": busy_rounds * (versus.TURN_TRIES - 1), "d": 0}
 
 
+def test_versus_refuses_a_run_count_under_one(capsys):
+    with pytest.raises(SystemExit) as e:
+        versus.main(["--runs", "0"])
+    assert e.value.code == 2 and "--runs must be at least 1 (got 0)" in capsys.readouterr().err
+
+
 @pytest.mark.skipif(HAS_CUDA, reason="checks the message given without a GPU")
 def test_versus_says_it_needs_a_gpu(capsys):
     assert versus.main(["--runs", "5"]) == 2
