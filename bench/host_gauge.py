@@ -26,7 +26,7 @@ def _child(conn, size, calls):
     import redux  # noqa: F401
     from leaderboard import core
     timer = core.Timer("cuda")
-    kernel = lambda data: torch.ops.redux._read_probe(data[0], True, "grid-stride")  # noqa: E731
+    kernel = lambda data: torch.ops.redux._read_probe(data[0], True, versus.FLOORS[versus.FLOOR])  # noqa: E731
     kernel(core.generate_input(size, 1, "cuda"))
     rows = []  # (event ns, flush launch before, flush launch after)
     for i in range(calls):
@@ -46,7 +46,7 @@ def describe(rows, first=3):
              f"{statistics.mean(event):.2f}; usual flush launch {usual / 1e3:.1f} us; {len(slow)} slow calls, "
              f"excess {excess:.0f} us"]
     for th in THRESHOLDS:
-        flagged = {i for i, r in enumerate(rows) if max(r[1], r[2]) > th * usual}
+        flagged = {i for i, r in enumerate(rows) if versus.host_busy(r[1], r[2], th * usual)}
         kept = [t for i, t in enumerate(event) if i not in flagged]
         missed = sum(event[i] - med for i in slow - flagged)
         lines.append(f"  gauge {th:.1f}x: flags {len(flagged)} ({len(slow & flagged)} of the slow), kept mean "
@@ -61,7 +61,7 @@ def main():
     ap.add_argument("--size", type=int, default=1638400)
     args = ap.parse_args()
     ctx = versus._context()
-    print(f"read probe (grid-stride) at {args.size:,} fp32, {args.calls} timed calls in each of {args.children} "
+    print(f"read probe ({versus.FLOORS[versus.FLOOR]}) at {args.size:,} fp32, {args.calls} timed calls in each of {args.children} "
           "fresh processes", flush=True)
     for c in range(args.children):
         rows, why = versus.run_child(ctx, _child, (args.size, args.calls))
