@@ -21,7 +21,7 @@ def busy(us):
 def custom_kernel(data):
     x, output = data
     calls[0] += 1
-    busy({base_us} + ({delay_us} if calls[0] % 4 == 0 else 0))
+    busy({base_us} + ({delay_us} if calls[0] % 3 == 0 else 0))
     output[0] = x.double().sum().float()
     return output[0]
 '''
@@ -49,8 +49,10 @@ def test_cells_are_sampled_round_robin():
 
 
 def test_sporadic_delays_are_flagged_and_cannot_flip_the_ranking(tmp_path):
-    # fast_noisy: 0.4 ms, but every 4th call 25 ms more (mean ~6.6 ms);
-    # slow_clean: 3 ms every call. By the mean the slow op would win.
+    # fast_noisy: 0.4 ms, but every 3rd call 25 ms more (mean ~8.7 ms);
+    # slow_clean: 3 ms every call. By the mean the slow op would win. Every
+    # 3rd, not 4th: any MIN_RUNS=3 calls in a row then hold a delay, so a very
+    # steady machine cannot meet the stopping rule on three clean calls.
     fast = write_op(tmp_path / "fast_noisy.py", 400, 25_000)
     slow = write_op(tmp_path / "slow_clean.py", 3_000, 0)
     args = cli.parse_args(["--device", "cpu", "--quick", "--sizes", "4096", "--ops", "sum", "--out", str(tmp_path),
