@@ -7,6 +7,7 @@ import os
 import random
 import shutil
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -33,23 +34,50 @@ def test_cpu_kernels_clean_under_asan_and_ubsan(tmp_path):
 
 @pytest.mark.skipif(CC is None, reason="needs a C compiler")
 def test_cpu_float32_loops_give_the_same_bits(tmp_path):
-    """The AVX2+FMA float32 loop (picked at run time) against the baseline
-    loop (-DREDUX_CPU_NO_CLONES), on sums that round at every step."""
+    """The AVX2+FMA float32 loop (picked at run time), with its near and its
+    far prefetch (REDUX_CPU_FAR_PREFETCH_BYTES: from 0 bytes, every call
+    prefetches far; from 2^62, none does), against the baseline loop
+    (-DREDUX_CPU_NO_CLONES), on sums that round at every step."""
     srcs = [os.path.join(ROOT, "tests", "c", "cpu_paths_check.c"), os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"),
             os.path.join(ROOT, "csrc", "cpu", "status.c")]
-    outs = []
-    for defines in ([], ["-DREDUX_CPU_NO_CLONES"]):
+    outs = {}
+    for defines, far in (([], "0"), ([], str(2**62)), (["-DREDUX_CPU_NO_CLONES"], "0")):
         exe = tmp_path / ("paths" + "".join(defines))
-        subprocess.run([CC, "-std=c11", "-O2", "-ffp-contract=off", *defines, "-I", os.path.join(ROOT, "include"),
-                        *srcs, "-lm", "-o", str(exe)], check=True)
-        outs.append(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines())
-    (fast_head, *fast), (base_head, *base) = outs
+        if not exe.exists():
+            subprocess.run([CC, "-std=c11", "-O2", "-ffp-contract=off", *defines, "-I", os.path.join(ROOT, "include"),
+                            *srcs, "-lm", "-o", str(exe)], check=True)
+        env = dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES=far)
+        outs[exe.name, far] = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                                             env=env).stdout.splitlines()
+    (far_head, far_from, *far), (near_head, near_from, *near), (base_head, _, *base) = outs.values()
+    assert (far_from, near_from) == ("far prefetch from 0 bytes", f"far prefetch from {2**62} bytes")
     assert base_head == "loop baseline"
-    if fast_head != "loop avx2+fma":
+    if far_head != "loop avx2+fma":
         pytest.skip("this CPU has no AVX2+FMA (or the compiler no target clones): both builds run the baseline loop")
-    assert len(fast) == len(base) > 200
-    differ = [f"{a}  vs  {b}" for a, b in zip(fast, base) if a != b]
-    assert not differ, "\n".join(differ[:5])
+    assert near_head == far_head and len(far) == len(near) == len(base) > 200
+    for name, other in (("near prefetch", near), ("baseline", base)):
+        differ = [f"{a}  vs  {b}" for a, b in zip(far, other) if a != b]
+        assert not differ, f"far prefetch against {name}:\n" + "\n".join(differ[:5])
+
+
+def test_cpu_far_prefetch_changes_no_bits_through_the_op():
+    """torch.ops.redux.sum on the CPU with every float32 call prefetching far
+    (REDUX_CPU_FAR_PREFETCH_BYTES=0) and with none doing so: the same bits,
+    full sums of one unit and of many, rows, a sharded range's partials."""
+    code = ("import torch, redux\n"
+            "g = torch.Generator().manual_seed(5)\n"
+            "for shape, dim in (((100003,), None), ((3 * 32768 + 17,), None), ((64, 1000), [1]), ((5, 70001), [1]),\n"
+            "                   ((33, 4097), [0])):\n"
+            "    x = torch.randn(shape, generator=g) * 3 + 0.7\n"
+            "    print(torch.ops.redux.sum(x, dim).numpy().tobytes().hex())\n"
+            "x = torch.randn(5 * 32768 + 3, generator=g) + 0.25\n"
+            "view, layout = torch.ops.redux._sum_sharding(x, list(x.shape), None, None)\n"
+            "part = view[:, 32768:4 * 32768].contiguous()\n"
+            "print(torch.ops.redux._sum_unit_partials(part, layout, 1, 4).numpy().tobytes().hex())\n")
+    outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES=far)).stdout
+            for far in ("0", str(2**62))]
+    assert outs[0].count("\n") == 6 and outs[0] == outs[1]
 
 
 # ---------------- beyond 2^31 elements (CUDA; the H200 has the memory) ----------------

@@ -24,6 +24,9 @@
  * Define REDUX_CPU_NO_CLONES to build the baseline only.
  */
 #include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "redux/redux.h"
@@ -111,6 +114,49 @@ static inline uint16_t float_to_bf16(float f) {
       __builtin_prefetch((const char *)(p) + (i) * (elem) + PREFETCH_BYTES, 0, 3); \
   } while (0)
 
+/* The float32 loop's far form (FAR below): into the L2 only, 8 KB ahead,
+ * for inputs of at least half the L3. Measured on the 2-core dev machine
+ * (Zen 3, 32 MB L3 shared with other tenants; two threads, ratio to
+ * torch.sum, five alternations of the two builds): 4M fp32 (16 MB) full
+ * 1.05-1.14 -> 0.91-1.05, rows of 2048 1.12-1.17 -> 0.94-1.04; 16M the
+ * same (1.03-1.12 either way); but 1M (4 MB, which the L3 keeps between
+ * calls) full 0.944-0.948 -> 0.970-0.980 and rows of 1024 ~2.5% slower,
+ * so the near form stays below the threshold. An input that big does not
+ * stay in a shared L3 from one call to the next, and 1 KB ahead into the
+ * L1 does not cover the latency of the lines that come from memory. */
+#define PREFETCH_FAR_BYTES 8192
+#define PREFETCH_FAR(p, i, elem) __builtin_prefetch((const char *)(p) + (i) * (elem) + PREFETCH_FAR_BYTES, 0, 1)
+
+/* The input size from which the float32 loop prefetches far: half the L3
+ * (Linux: cpu0's level-3 cache in sysfs, 32 MB where it cannot be read;
+ * sysconf's figure is the whole socket's on this machine, 256 MB), or
+ * REDUX_CPU_FAR_PREFETCH_BYTES from the environment (tests and A/B runs).
+ * Read once; speed only: the prefetch reads nothing the sum uses. */
+int64_t redux_cpu_far_prefetch_bytes(void) {
+  static _Atomic int64_t cached = -1;
+  int64_t v = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (v >= 0) return v;
+  const char *env = getenv("REDUX_CPU_FAR_PREFETCH_BYTES");
+  if (env && *env) {
+    v = strtoll(env, NULL, 10);
+  } else {
+    int64_t l3 = (int64_t)32 << 20;
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    if (f) {
+      long long k = 0;
+      char unit = 0;
+      if (fscanf(f, "%lld%c", &k, &unit) >= 1 && k > 0) l3 = (int64_t)k << (unit == 'M' ? 20 : unit == 'K' ? 10 : 0);
+      fclose(f);
+    }
+    v = l3 / 2;
+  }
+  if (v < 0) v = 0;
+  atomic_store_explicit(&cached, v, memory_order_relaxed);
+  return v;
+}
+
+static int far_prefetch(int64_t input_bytes) { return input_bytes >= redux_cpu_far_prefetch_bytes(); }
+
 /* Float-class outputs: fp64 lanes. LOAD converts one element to double. */
 #define LOAD_F32(p, i) ((double)((const float *)(p))[i])
 #define LOAD_F16(p, i) ((double)f16_to_float(((const uint16_t *)(p))[i]))
@@ -191,14 +237,21 @@ DEFINE_PARTIAL_D(partial_d_bf16, LOAD_BF16, 2)
  * 13.9-16.6 in L3, the same out of cache (bench/results/cpu/cpu_loop.txt). */
 #define FMA_LANES(k) \
   a##k = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(p + i + 4 * k)), one, a##k)
+/* FAR: a constant at every call site (the function is inlined), so each
+ * caller gets one loop with one kind of prefetch. */
 __attribute__((target("avx2,fma"), always_inline)) static inline double f32_fma_lanes(const float *p,
-                                                                                    int64_t count) {
+                                                                                    int64_t count, int far) {
   const __m256d one = _mm256_set1_pd(1.0);
   __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
   int64_t i = 0;
   for (; i + FLANES <= count; i += FLANES) {
-    PREFETCH(p, i, 4);
-    PREFETCH(p, i + 16, 4);
+    if (far) {
+      PREFETCH_FAR(p, i, 4);
+      PREFETCH_FAR(p, i + 16, 4);
+    } else {
+      PREFETCH(p, i, 4);
+      PREFETCH(p, i + 16, 4);
+    }
     FMA_LANES(0); FMA_LANES(1); FMA_LANES(2); FMA_LANES(3);
     FMA_LANES(4); FMA_LANES(5); FMA_LANES(6); FMA_LANES(7);
   }
@@ -207,31 +260,41 @@ __attribute__((target("avx2,fma"), always_inline)) static inline double f32_fma_
 }
 #undef FMA_LANES
 
-__attribute__((target("avx2,fma"))) static double partial_d_f32_fma(const void *x, int64_t count) {
-  return f32_fma_lanes((const float *)x, count);
+__attribute__((target("avx2,fma"))) static double partial_d_f32_fma(const void *x, int64_t count, int far) {
+  return far ? f32_fma_lanes((const float *)x, count, 1) : f32_fma_lanes((const float *)x, count, 0);
 }
 
 /* Float32 rows [r0, r1) of length n into float32 outputs with the loop
  * inlined: what redux_cpu_sum_rows computes through partial and combine
  * (0.0 + the row's partial, rounded), without two calls and their checks
  * a row (rows of 1024: ~5 ns a row of ~62). */
-__attribute__((target("avx2,fma"))) static void rows_f32_fma(const float *x, float *y, int64_t r0, int64_t r1,
-                                                               int64_t n) {
+__attribute__((target("avx2,fma"), always_inline)) static inline void rows_f32_fma_loop(const float *x, float *y,
+                                                                                        int64_t r0, int64_t r1,
+                                                                                        int64_t n, int far) {
   for (int64_t r = r0; r < r1; ++r) {
     double hi = 0.0;
-    hi += f32_fma_lanes(x + r * n, n);
+    hi += f32_fma_lanes(x + r * n, n, far);
     y[r] = (float)hi;
   }
+}
+__attribute__((target("avx2,fma"))) static void rows_f32_fma(const float *x, float *y, int64_t r0, int64_t r1,
+                                                               int64_t n, int far) {
+  if (far) rows_f32_fma_loop(x, y, r0, r1, n, 1);
+  else rows_f32_fma_loop(x, y, r0, r1, n, 0);
 }
 
 static int has_fma_loop(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
-static double partial_f32(const void *x, int64_t count) {
-  return has_fma_loop() ? partial_d_f32_fma(x, count) : partial_d_f32(x, count);
+/* FAR: the far prefetch, in the float32 FMA loop only (the one measured). */
+static double partial_f32(const void *x, int64_t count, int far) {
+  return has_fma_loop() ? partial_d_f32_fma(x, count, far) : partial_d_f32(x, count);
 }
 #else
 static int has_fma_loop(void) { return 0; }
-static double partial_f32(const void *x, int64_t count) { return partial_d_f32(x, count); }
+static double partial_f32(const void *x, int64_t count, int far) {
+  (void)far;
+  return partial_d_f32(x, count);
+}
 #endif
 
 const char *redux_cpu_float32_loop(void) { return has_fma_loop() ? "avx2+fma" : "baseline"; }
@@ -287,15 +350,17 @@ REDUX_HOT static int64_t partial_i64(const void *x, int64_t count) {
 
 static int is_float_class(redux_dtype t) { return t == REDUX_F32 || t == REDUX_F16 || t == REDUX_BF16; }
 
-redux_status redux_cpu_sum_partial(const void *x, int64_t count, redux_dtype in, redux_dtype out,
-                                   redux_cpu_acc *acc) {
+/* FAR: prefetch for an input of at least redux_cpu_far_prefetch_bytes() (the whole
+ * problem's input, of which this range may be a part). */
+static redux_status sum_partial(const void *x, int64_t count, redux_dtype in, redux_dtype out, redux_cpu_acc *acc,
+                                int far) {
   if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
   if (count < 0) return REDUX_ERR_SHAPE;
   acc->hi = 0.0;
   acc->lo = 0.0;
   acc->i = 0;
   if (is_float_class(out)) {
-    acc->hi = in == REDUX_F32 ? partial_f32(x, count)
+    acc->hi = in == REDUX_F32 ? partial_f32(x, count, far)
             : in == REDUX_F16 ? partial_d_f16(x, count)
                               : partial_d_bf16(x, count);
   } else if (out == REDUX_F64) {
@@ -305,6 +370,11 @@ redux_status redux_cpu_sum_partial(const void *x, int64_t count, redux_dtype in,
     acc->i = partial_i64(x, count);
   }
   return REDUX_OK;
+}
+
+redux_status redux_cpu_sum_partial(const void *x, int64_t count, redux_dtype in, redux_dtype out,
+                                   redux_cpu_acc *acc) {
+  return sum_partial(x, count, in, out, acc, count >= 0 && far_prefetch(count * redux_dtype_size(in)));
 }
 
 static void store_output(redux_dtype out, double hi, double lo, int64_t i, void *y, int64_t k) {
@@ -338,13 +408,14 @@ redux_status redux_cpu_sum_combine(const redux_cpu_acc *accs, int64_t count, red
   return REDUX_OK;
 }
 
-redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64_t row_end, int64_t n,
-                                redux_dtype in, redux_dtype out) {
+/* FAR as in sum_partial. */
+static redux_status sum_rows(const void *x, void *y, int64_t row_begin, int64_t row_end, int64_t n, redux_dtype in,
+                             redux_dtype out, int far) {
   if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
   if (n < 0 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
 #if REDUX_FMA_LOOP
   if (in == out && in == REDUX_F32 && has_fma_loop()) { /* float32 into float32 */
-    rows_f32_fma((const float *)x, (float *)y, row_begin, row_end, n);
+    rows_f32_fma((const float *)x, (float *)y, row_begin, row_end, n, far);
     return REDUX_OK;
   }
 #endif
@@ -352,10 +423,16 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
   const int64_t pitch = n * redux_dtype_size(in);
   for (int64_t r = row_begin; r < row_end; ++r) {
     redux_cpu_acc acc;
-    redux_cpu_sum_partial(base + r * pitch, n, in, out, &acc);
+    sum_partial(base + r * pitch, n, in, out, &acc, far);
     redux_cpu_sum_combine(&acc, 1, out, y, r);
   }
   return REDUX_OK;
+}
+
+redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64_t row_end, int64_t n,
+                                redux_dtype in, redux_dtype out) {
+  const int far = n >= 0 && row_end >= row_begin && far_prefetch((row_end - row_begin) * n * redux_dtype_size(in));
+  return sum_rows(x, y, row_begin, row_end, n, in, out, far);
 }
 
 /* One columns work item: columns [c0, c0 + width) of slice o, over rows
@@ -434,8 +511,7 @@ int64_t redux_cpu_sum_unit(redux_family family, redux_shape s) {
 }
 
 redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape s, redux_dtype in) {
-  redux_cpu_plan p = {0, 0, 0, 1, 1, 1};
-  (void)in;
+  redux_cpu_plan p = {0, 0, 0, 1, 1, 1, 0};
   const int64_t unit = redux_cpu_sum_unit(family, s);
   p.units = unit > 0 ? (s.n + unit - 1) / unit : 1;
   const int64_t blocks = family == REDUX_COLS ? col_blocks(s.inner) : 1;
@@ -448,6 +524,7 @@ redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape s, redux_dtyp
     p.finishes = s.outer * inner;
     p.finish_grain = family == REDUX_COLS ? 4096 : 64;
   }
+  p.far_prefetch = far_prefetch(s.outer * s.n * s.inner * redux_dtype_size(in));
   return p;
 }
 
@@ -456,7 +533,7 @@ redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape s, redux_dtyp
  * array; partials [outer, k, inner]. */
 static redux_status unit_items(redux_family family, redux_shape s, const void *x, int64_t u0, int64_t k,
                                int64_t begin, int64_t end, redux_dtype in, redux_dtype out,
-                               redux_cpu_acc *partials) {
+                               redux_cpu_acc *partials, int far) {
   const int64_t unit = redux_cpu_sum_unit(family, s);
   const int64_t rows = ((u0 + k) * unit < s.n ? (u0 + k) * unit : s.n) - u0 * unit;
   const char *base = (const char *)x;
@@ -465,7 +542,7 @@ static redux_status unit_items(redux_family family, redux_shape s, const void *x
     for (int64_t it = begin; it < end; ++it) {
       const int64_t row = it / k, u = it % k;
       const int64_t count = rows - u * unit < unit ? rows - u * unit : unit;
-      const redux_status st = redux_cpu_sum_partial(base + (row * rows + u * unit) * es, count, in, out, &partials[it]);
+      const redux_status st = sum_partial(base + (row * rows + u * unit) * es, count, in, out, &partials[it], far);
       if (st != REDUX_OK) return st;
     }
     return REDUX_OK;
@@ -488,9 +565,9 @@ redux_status redux_cpu_sum_items(const redux_cpu_plan *p, redux_family family, r
   if (begin < 0 || end < begin || end > p->items) return REDUX_ERR_SHAPE;
   if (p->units == 1) {
     if (family == REDUX_COLS) return redux_cpu_sum_cols(x, y, s, begin, end, in, out);
-    return redux_cpu_sum_rows(x, y, begin, end, s.n, in, out);
+    return sum_rows(x, y, begin, end, s.n, in, out, p->far_prefetch);
   }
-  return unit_items(family, s, x, 0, p->units, begin, end, in, out, partials);
+  return unit_items(family, s, x, 0, p->units, begin, end, in, out, partials, p->far_prefetch);
 }
 
 /* Output k (slice k / inner, column k % inner) from its `units` partials. */
@@ -527,7 +604,7 @@ redux_status redux_cpu_sum_unit_partials(redux_family family, redux_shape whole,
   if (p.units < 2 || unit_begin < 0 || k < 1 || unit_end > p.units || item_begin < 0 || item_end < item_begin ||
       item_end > s.outer * k * blocks)
     return REDUX_ERR_SHAPE;
-  return unit_items(family, s, x, unit_begin, k, item_begin, item_end, in, out, partials);
+  return unit_items(family, s, x, unit_begin, k, item_begin, item_end, in, out, partials, p.far_prefetch);
 }
 
 redux_status redux_cpu_sum_from_partials(redux_family family, redux_shape whole, int64_t outer_count,

@@ -103,6 +103,10 @@ typedef struct redux_cpu_acc {
 /* Which float32 loop this build runs on this CPU: "avx2+fma" (the adds as
  * fused multiply-adds) or "baseline"; both give the same bits. */
 const char *redux_cpu_float32_loop(void);
+/* The input size (bytes) from which that loop prefetches far ahead into the
+ * L2 instead of near into the L1: half the L3, or the environment's
+ * REDUX_CPU_FAR_PREFETCH_BYTES. Speed only: no bits depend on it. */
+int64_t redux_cpu_far_prefetch_bytes(void);
 
 /* Partial of a contiguous range of `count` input elements. */
 redux_status redux_cpu_sum_partial(const void *x, int64_t count,
@@ -138,6 +142,8 @@ typedef struct redux_cpu_plan {
   int64_t item_grain;
   int64_t finish_grain;
   int64_t units;    /* units along n (redux_cpu_sum_unit) */
+  int far_prefetch; /* the float32 loop prefetches far ahead into the L2: the
+                       input is at least half the L3 (speed only) */
 } redux_cpu_plan;
 redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape shape, redux_dtype in);
 /* Work items [begin, end) of `plan` (made for the same family and shape). */

@@ -5,7 +5,8 @@
  * mixed exponents with an offset (sums that round, never exact), lengths
  * around the 32-lane edges, unaligned starts; full partials and rows. The
  * first line names the loop that ran (redux_cpu_float32_loop; the test
- * skips when both builds ran the baseline). */
+ * skips when both builds ran the baseline), the second the input size from
+ * which it prefetches far (redux_cpu_far_prefetch_bytes). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ static float sample(float offset) {
 
 int main(void) {
   printf("loop %s\n", redux_cpu_float32_loop());
+  printf("far prefetch from %lld bytes\n", (long long)redux_cpu_far_prefetch_bytes());
   const int64_t lengths[] = {1, 31, 32, 33, 63, 64, 65, 95, 96, 97, 1000, 1023, 1024, 1025, 4096 + 17,
                              REDUX_CPU_CHUNK - 1, REDUX_CPU_CHUNK, REDUX_CPU_CHUNK + 31};
   const float offsets[] = {0.0f, 0.3f, -1000.0f};
