@@ -115,15 +115,14 @@ static inline uint16_t float_to_bf16(float f) {
   } while (0)
 
 /* The float32 loop's far form (FAR below): into the L2 only, 8 KB ahead,
- * for inputs of at least half the L3. Measured on the 2-core dev machine
- * (Zen 3, 32 MB L3 shared with other tenants; two threads, ratio to
- * torch.sum, five alternations of the two builds): 4M fp32 (16 MB) full
- * 1.05-1.14 -> 0.91-1.05, rows of 2048 1.12-1.17 -> 0.94-1.04; 16M the
- * same (1.03-1.12 either way); but 1M (4 MB, which the L3 keeps between
- * calls) full 0.944-0.948 -> 0.970-0.980 and rows of 1024 ~2.5% slower,
- * so the near form stays below the threshold. An input that big does not
- * stay in a shared L3 from one call to the next, and 1 KB ahead into the
- * L1 does not cover the latency of the lines that come from memory. */
+ * for inputs of at least half the L3. Why: such an input does not stay in
+ * a shared L3 from one call to the next, and 1 KB ahead into the L1 does
+ * not cover the latency of the lines that come from memory. Measured on
+ * the 2-core dev machine (Zen 3, 32 MB L3 shared with other tenants; two
+ * threads; bench/results/cpu/cpu_prefetch.txt): 4M fp32 (16 MB) full
+ * 1.14-1.16x torch.sum -> 0.88-1.00, rows of 2048 1.12-1.18 -> 0.82-0.97;
+ * 16M level; but over 1M (4 MB, which the L3 keeps) the far form was 1-4%
+ * slower, so the near one stays below the threshold. */
 #define PREFETCH_FAR_BYTES 8192
 #define PREFETCH_FAR(p, i, elem) __builtin_prefetch((const char *)(p) + (i) * (elem) + PREFETCH_FAR_BYTES, 0, 1)
 
