@@ -32,27 +32,15 @@ def _child(conn, size, calls):
     import torch
     import redux  # noqa: F401
     from leaderboard import core
-    import time
-    timer = core.Timer("cuda")
+    timer = versus.ExposureTimer("cuda")  # versus's own timer: the flush's GPU time and the launch's host time
     kernel = lambda data: torch.ops.redux._read_probe(data[0], True, versus.FLOORS[versus.FLOOR])  # noqa: E731
     kernel(core.generate_input(size, 1, "cuda"))
-    # core.Timer's steps, with an event before the fill and host clocks
-    # around the launches (nothing added inside the timed window).
-    before, start, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
     rows = []  # (event ns, flush launch before, flush launch after, flush GPU ns, launch-to-return host ns)
     for i in range(calls):
         data = core.generate_input(size, 100 + i, "cuda")
-        torch.cuda.synchronize()
-        before.record()
-        t0 = time.perf_counter_ns()
-        timer.scratch.fill_(1.0)
-        t1 = time.perf_counter_ns()
-        start.record()
-        kernel(data)
-        end.record()
-        t2 = time.perf_counter_ns()
-        torch.cuda.synchronize()
-        rows.append((start.elapsed_time(end) * 1e6, t1 - t0, timer.flush(), before.elapsed_time(start) * 1e6, t2 - t0))
+        _, ns = timer(kernel, data)
+        before, launch, fill = timer.flush_host_ns, timer.launch_host_ns, timer.flush_gpu_ns
+        rows.append((ns, before, timer.flush(), fill, launch))
     conn.send(rows)
     conn.close()
 
@@ -83,7 +71,7 @@ def describe(rows, first=3):
                      f"{statistics.mean(kept):.2f}, slow excess missed {missed:.0f} us")
     # The two causes as gauges of their own: retake a call whose launch outlasted its flush on the GPU,
     # or whose flush ran slow on the GPU.
-    for name, flagged in (("exposed rule", {i for i, r in enumerate(rows) if r[4] > r[3]}),
+    for name, flagged in (("exposed rule", {i for i, r in enumerate(rows) if versus.launch_exposed(r[4], r[3])}),
                           ("GPU-slow flush 1.2x", {i for i, f in enumerate(fill) if f > 1.2 * fill_med})):
         kept = [t for i, t in enumerate(event) if i not in flagged]
         missed = sum(event[i] - med for i in slow - flagged)

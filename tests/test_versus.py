@@ -51,6 +51,9 @@ def test_report_states_the_retakes_and_the_gauge_they_used():
     assert "turns taken again, begun with the host that much slower than the run's usual: redux 0" in text
     del result["host_slow"]  # runs saved before the factor was
     assert "over a factor (not saved) of its usual host time): redux 3" in versus.report(result, sizes, {})
+    result.update(host_slow=1.5, exposed_rule=True)
+    assert "(a flush launch over 1.5x its usual host time, or the launch exposed: the host slower than the flush " \
+        "on the GPU): redux 3" in versus.report(result, sizes, {})
     result["host_slow"] = None  # --no-retake
     text = versus.report(result, sizes, {})
     assert "no call retaken (--no-retake)" in text and "calls retaken" not in text
@@ -131,12 +134,14 @@ def test_an_entry_that_raises_is_rejected_with_its_error(tmp_path):
 
 
 class ScriptedTimer:
-    """A Timer whose calls take 1, 2, 3, ... ns and whose flush launches
-    take the host times given, in order (one inside each call, one after)."""
+    """A Timer whose calls take 1, 2, 3, ... ns, whose flush launches take
+    the host times given, in order (one inside each call, one after), and
+    whose calls are exposed where `exposed` says (none by default)."""
     device = "cpu"
 
-    def __init__(self, flush_ns):
+    def __init__(self, flush_ns, exposed=()):
         self.flush_ns, self.calls, self.flush_host_ns = list(flush_ns), 0, 0
+        self.exposures, self.exposed = list(exposed), False
 
     def flush(self):
         self.flush_host_ns = self.flush_ns.pop(0)
@@ -145,6 +150,7 @@ class ScriptedTimer:
     def __call__(self, fn, *args):
         self.flush()
         self.calls += 1
+        self.exposed = self.exposures.pop(0) if self.exposures else False
         return fn(*args), float(self.calls)
 
 
@@ -166,6 +172,20 @@ def test_calls_beside_a_busy_host_are_retaken_and_counted():
     timer = ScriptedTimer([50] * 4)
     out, retaken, msg = versus._timed_calls(lambda data: data[0].sum() + 1, timer, 1000, 7, True, 2, False, 20)
     assert out == [] and retaken == 0 and msg.startswith("seed 20: ")
+
+
+def test_a_call_whose_launch_was_exposed_is_retaken_unless_retakes_are_off():
+    """The exposure rule: a call whose host launch outlasted the flush on the
+    GPU is taken again, though the flush launches beside it were quick;
+    with retakes off (slow_ns infinite) it is kept like any other."""
+    total = lambda data: data[0].sum()  # noqa: E731
+    timer = ScriptedTimer([10] * 8, exposed=[False, True, False, False])
+    out, retaken, msg = versus._timed_calls(total, timer, 1000, 7, True, 3, False, slow_ns=20)
+    assert (out, retaken, msg) == ([1.0, 3.0, 4.0], 1, "")
+    timer = ScriptedTimer([10] * 6, exposed=[False, True, False])
+    out, retaken, msg = versus._timed_calls(total, timer, 1000, 7, True, 3, False, slow_ns=float("inf"))
+    assert (out, retaken, msg) == ([1.0, 2.0, 3.0], 0, "")
+    assert versus.launch_exposed(95_000, 90_000) and not versus.launch_exposed(50_000, 90_000)
 
 
 def _scripted_turn(conn, path, sizes, seed, ranked, count, retake, run_usual_ns, last_try):
@@ -227,6 +247,32 @@ def test_versus_on_the_gpu_with_the_comparison_entries(tmp_path, capsys):
     assert isinstance(saved["disturbed"], list) and ("DISTURBED" in out) == bool(saved["disturbed"])
     assert set(saved["retaken"]) == set(saved["turns_retaken"]) == set(saved["entries"]) and "calls retaken" in out
     assert saved["host_slow"] == versus.HOST_SLOW and f"over {versus.HOST_SLOW:.1f}x its usual" in out
+    assert saved["exposed_rule"] is True and "or the launch exposed" in out
     for entry in saved["entries"].values():
         for cell in entry.values():
             assert cell["runs"] == 10 and 0 < cell["best_ns"] <= cell["median_ns"]
+
+
+@cuda
+@pytest.mark.cuda
+def test_the_exposure_timer_sees_a_launch_that_outlasts_the_flush():
+    """ExposureTimer times the call as core.Timer does, and marks it exposed
+    when the host took longer than the flush ran on the GPU: a call that
+    sleeps 20 ms on the host before launching always is; of 20 plain calls
+    at least one is not (a slow phase of a shared host may expose some)."""
+    timer = versus.ExposureTimer("cuda")
+    x = torch.randn(1 << 20, device="cuda") + 0.5
+
+    def late(t):
+        time.sleep(0.02)
+        return t.sum()
+
+    got, ns = timer(late, x)
+    assert timer.exposed and ns > 15e6 and timer.launch_host_ns > 20e6 and 0 < timer.flush_gpu_ns < 15e6
+    assert torch.allclose(got, x.sum())
+    plain = []
+    for _ in range(20):
+        _, ns = timer(torch.sum, x)
+        plain.append(timer.exposed)
+        assert ns > 0 and timer.flush_gpu_ns > 0 and timer.flush_host_ns > 0
+    assert not all(plain)
