@@ -22,7 +22,8 @@ call is retaken when the flush launch just before or just after it took
 over 1.5x the usual host time, or when its launch was exposed (the host
 time from the flush's launch to the call's return outlasted the flush on
 the GPU, so the GPU waited for the host inside the timed window), and a
-turn that begins with the usual itself 1.5x the run's is taken again. The
+turn that begins with the usual itself 1.5x the run's, or whose calls run
+out of retakes, is taken again. The
 retakes per entry are printed and saved; --no-retake keeps every call, as
 the competition does.
 
@@ -37,6 +38,7 @@ writes versus.json: {"gpu", "mode", "entries": {ENTRY: {"<size>": {"mean_ns",
 "best_ns", "median_ns", "runs"}}}, "retaken": {ENTRY: {"<size>": CALLS}},
 "turns_retaken": {ENTRY: TURNS}, "host_slow": the gauge's factor (null with
 --no-retake), "exposed_rule": whether exposed launches were retaken too,
+"out_of_retakes_rule": whether a turn that ran out of retakes was taken again,
 "disturbed": [REASON, ...]}, redux's
 export under "redux" and torch under "torch.sum". "disturbed" lists what
 says the host was too busy for the means to rank anything (empty when the
@@ -78,7 +80,9 @@ WARMUP_CALLS = 3
 # ones missed none of their excess while flagging 6-88 calls of 3000
 # against 166-599 for the 1.5x gauge.
 # A turn that starts with its usual over HOST_SLOW x the run's is given up
-# and taken again (the last of TURN_TRIES is kept whatever the gauge says).
+# and taken again (the last of TURN_TRIES is kept whatever the gauge says),
+# and so is one whose calls at some size ran out of retakes (a slow phase
+# longer than the turn's retakes: past them every call was kept).
 HOST_SLOW = 1.5
 GAUGE_FLUSHES = 25
 RETAKES_PER_CALL = 3
@@ -147,6 +151,8 @@ def _turn(path, sizes, seed, ranked, count, retake, run_usual_ns, last_try):
                                                              slow_ns)
         if msg:
             return _result(samples=samples, retaken=retaken, error=f"size {size}, {msg}")
+        if retake and not last_try and retakes_ran_out(retaken[size], count):
+            return _result(gauge_ns=gauge_ns, busy=True)
     return _result(torch.cuda.get_device_name(), samples, retaken, gauge_ns=gauge_ns)
 
 
@@ -204,6 +210,12 @@ def turn_is_busy(gauge_ns, run_usual_ns):
     return bool(run_usual_ns) and gauge_ns > HOST_SLOW * run_usual_ns
 
 
+def retakes_ran_out(retaken, count):
+    """count calls took every retake they may: the calls kept after that were
+    kept however busy the host was."""
+    return retaken >= RETAKES_PER_CALL * count
+
+
 def host_busy(before_ns, after_ns, slow_ns):
     """The gauge's verdict on one call: the flush launch before it or right
     after it took over slow_ns on the host."""
@@ -231,7 +243,7 @@ def _timed_calls(kernel, timer, size, seed, ranked, count, is_floor, slow_ns):
             msg = core.check(got, core.reference(data[0]))
             if msg:
                 return out, retaken, f"seed {seed}: {msg}"
-        if busy and retaken < RETAKES_PER_CALL * count:
+        if busy and not retakes_ran_out(retaken, count):
             retaken += 1
         else:
             out.append(ns)
@@ -422,7 +434,8 @@ def report(result, sizes, errors):
         lines.append(f"calls retaken, the host busy around them ({why}): "
                      + ", ".join(f"{n} {k}" for n, k in total.items()))
         if "turns_retaken" in result:
-            lines.append("turns taken again, begun with the host that much slower than the run's usual: "
+            why = " or out of retakes" if result.get("out_of_retakes_rule") else ""
+            lines.append(f"turns taken again, begun with the host that much slower than the run's usual{why}: "
                          + ", ".join(f"{n} {k}" for n, k in result["turns_retaken"].items()))
     reasons = disturbance(entries, sizes)
     lines.append("DISTURBED: the means rank nothing in this run: " + "; ".join(reasons) if reasons
@@ -470,7 +483,8 @@ def main(argv=None):
               "retaken": {n: {str(s): k for s, k in per.items()} for n, per in retaken["calls"].items()
                           if n not in errors},
               "turns_retaken": {n: k for n, k in retaken["turns"].items() if n not in errors},
-              "host_slow": None if args.no_retake else HOST_SLOW, "exposed_rule": not args.no_retake}
+              "host_slow": None if args.no_retake else HOST_SLOW, "exposed_rule": not args.no_retake,
+              "out_of_retakes_rule": not args.no_retake}
     result["disturbed"] = disturbance(result["entries"], sizes)
     print(report(result, sizes, errors))
     os.makedirs(args.out, exist_ok=True)

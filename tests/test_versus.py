@@ -49,6 +49,10 @@ def test_report_states_the_retakes_and_the_gauge_they_used():
     text = versus.report(result, sizes, {})
     assert "(a flush launch over 1.5x its usual host time): redux 3, torch.sum 3" in text
     assert "turns taken again, begun with the host that much slower than the run's usual: redux 0" in text
+    result["out_of_retakes_rule"] = True
+    assert "turns taken again, begun with the host that much slower than the run's usual or out of retakes: " \
+        "redux 0" in versus.report(result, sizes, {})
+    del result["out_of_retakes_rule"]
     del result["host_slow"]  # runs saved before the factor was
     assert "over a factor (not saved) of its usual host time): redux 3" in versus.report(result, sizes, {})
     result.update(host_slow=1.5, exposed_rule=True)
@@ -82,19 +86,21 @@ def test_a_slow_phase_marks_the_run_disturbed():
 
 
 def test_report_reads_saved_runs_without_a_gpu(capsys):
-    """The committed runs: versus.json on both GPUs is quiet, the runs kept
-    as disturbed are marked so; a file that is not a versus.json is refused."""
+    """The committed runs: versus.json on both GPUs is quiet (and retook
+    exposed launches), the runs kept as disturbed are marked so; a file that
+    is not a versus.json is refused."""
     results = os.path.join(ROOT, "leaderboard", "results")
     for gpu in ("h100", "h200"):
         assert versus.main(["--report", os.path.join(results, gpu, "versus.json")]) == 0
         out = capsys.readouterr().out
-        assert "redux" in out and "quiet: at every size" in out and "calls retaken" in out, gpu
+        assert "redux" in out and "quiet: at every size" in out and "or the launch exposed" in out, gpu
     for kept in (("h100", "versus_disturbed_a.json"), ("h100", "versus_disturbed_d.json"),
                  ("h100", "versus_disturbed_wide.json"), ("h100", "versus_disturbed_wide_b.json"),
                  ("h200", "versus_disturbed_faithful_atomic.json"), ("h200", "versus_disturbed_wide.json"),
                  ("h100", "versus_disturbed_straight.json"), ("h200", "versus_disturbed_straight.json"),
                  ("h100", "versus_disturbed_stop33_a.json"), ("h100", "versus_disturbed_stop33_c.json"),
-                 ("h200", "versus_disturbed_stop33_a.json"), ("h200", "versus_disturbed_stop33_no_retake.json")):
+                 ("h200", "versus_disturbed_stop33_a.json"), ("h200", "versus_disturbed_stop33_no_retake.json"),
+                 ("h100", "versus_disturbed_stop35_c.json")):
         assert versus.main(["--report", os.path.join(results, *kept)]) == 0
         assert "DISTURBED" in capsys.readouterr().out, kept
     assert versus.main(["--report", os.path.join(ROOT, "README.md")]) == 2
@@ -168,6 +174,7 @@ def test_calls_beside_a_busy_host_are_retaken_and_counted():
     timer = ScriptedTimer([50] * 2 * (cap + 2))
     out, retaken, msg = versus._timed_calls(total, timer, 1000, 7, False, 2, False, slow_ns=20)
     assert (out, retaken, msg) == ([cap + 1.0, cap + 2.0], cap, "")
+    assert versus.retakes_ran_out(retaken, 2) and not versus.retakes_ran_out(cap - 1, 2)
     # a wrong answer is rejected even on a retaken call
     timer = ScriptedTimer([50] * 4)
     out, retaken, msg = versus._timed_calls(lambda data: data[0].sum() + 1, timer, 1000, 7, True, 2, False, 20)
@@ -248,6 +255,7 @@ def test_versus_on_the_gpu_with_the_comparison_entries(tmp_path, capsys):
     assert set(saved["retaken"]) == set(saved["turns_retaken"]) == set(saved["entries"]) and "calls retaken" in out
     assert saved["host_slow"] == versus.HOST_SLOW and f"over {versus.HOST_SLOW:.1f}x its usual" in out
     assert saved["exposed_rule"] is True and "or the launch exposed" in out
+    assert saved["out_of_retakes_rule"] is True and "or out of retakes" in out
     for entry in saved["entries"].values():
         for cell in entry.values():
             assert cell["runs"] == 10 and 0 < cell["best_ns"] <= cell["median_ns"]
