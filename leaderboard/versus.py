@@ -23,9 +23,8 @@ over 1.5x the usual host time, or when its launch was exposed (the host
 time from the flush's launch to the call's return outlasted the flush on
 the GPU, so the GPU waited for the host inside the timed window), and a
 turn that begins with the usual itself 1.5x the run's, or whose calls run
-out of retakes, is taken again. The
-retakes per entry are printed and saved; --no-retake keeps every call, as
-the competition does.
+out of retakes, is taken again. The retakes per entry are printed and
+saved; --no-retake keeps every call, as the competition does.
 
 Beside the entries, two pure reads of the same bytes under the same timer
 (torch.ops.redux._read_probe: no arithmetic, no finish, no check): "read
