@@ -456,7 +456,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=12345, help="base seed")
     ap.add_argument("--no-retake", action="store_true",
                     help="keep every timed call, also those the host gauge marks as taken in a slow phase of the "
-                         "host (the competition keeps them all)")
+                         "host or with their launch exposed, and every turn (the competition keeps them all)")
     ap.add_argument("--out", default=os.path.join("out", "versus"), help="folder for versus.json (default out/versus)")
     ap.add_argument("--report", metavar="FILE", default=None,
                     help="print the table and the verdict of a saved versus.json (no GPU needed) and exit")
