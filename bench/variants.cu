@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,split,stream,tiles,wide,depth,lanes,narrow,convert,policy,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,stream,tiles,wide,depth,defer,lanes,narrow,convert,policy,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -57,6 +57,9 @@
  *            after tile 0; 512 threads x 2 lanes) and on a cluster of two
  *            16 KB blocks handing lanes over in shared memory, with the
  *            diagnostics that took the pair apart (H100 evidence).
+ *   defer    the wide tree with no block barrier: each warp publishes its
+ *            sum, and a later block's warp 0 (while its own loads are in
+ *            flight) does the chunk's second level (same bits).
  *   lanes    the wide chunk on 1024, 512 or 256 threads (1, 2 or 4 lanes
  *            a thread, the same bits) at the six sizes, beside the previous
  *            tree's 256 x 8 chunks and pure reads of both block shapes.
@@ -2564,6 +2567,203 @@ void section_depth(Bench &b) {
   }
 }
 
+/* ---- the block tree's second level deferred (section `defer`) -----------
+ * On the H100 a block tree costs more than its arithmetic: trees on half of
+ * the 16 KB blocks of a pure read took 3.2 us more at 52.4M (section depth,
+ * "odd trees"), and the wide tree is 1.5-2 us over the 1024 x 2 read. The
+ * hypothesis: the tail of a block (its warps' shuffle trees, the barrier,
+ * warp 0's tree over the 32 warps, the slot) keeps the block's slot on the
+ * SM while nothing of it is in flight. Here each warp publishes its own
+ * warp sum (a polled word, as the chunk slots are) and leaves: no barrier.
+ * The second level of chunk c (the same warp_reduce_sum over the 32 warp
+ * sums in warp order, so the wide tree's bits) is done by warp 0 of the
+ * block of chunk c + LAG, right after issuing its own loads, while they are
+ * in flight; the last LAG chunks' second levels by ceil(LAG / 32) blocks
+ * launched after the chunks (a chunk a warp), the last of which combines
+ * the chunk slots (the polled finish). LAG is a schedule, not the bits.
+ * MODE 0: that sum. Timings only (wrong sums): MODE 1, the warp sums stored
+ * and no second level, no finish; MODE 2, the product's block tree and a
+ * plain store of its partial, no finish; MODE 3, the fold alone. */
+__device__ __forceinline__ void store_word(unsigned long long *p, unsigned long long w) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
+}
+__device__ __forceinline__ unsigned long long load_word(const unsigned long long *p) {
+  unsigned long long w;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
+  return w;
+}
+
+/* The second level of chunk c by one warp: waits for its 32 warp words,
+ * empties them, reduces them in warp order and publishes the chunk slot. */
+__device__ __forceinline__ void defer_second_level(int64_t c, unsigned long long *words, unsigned long long *slots,
+                                                   int lane) {
+  unsigned long long *w = words + c * 32 + lane;
+  unsigned long long u = load_word(w);
+  while (u == 0) u = load_word(w);
+  store_word(w, 0ull);
+  double v = __longlong_as_double((long long)~u);
+  v = warp_reduce_sum<P>(v, 32);
+  if (lane == 0) publish_slot(slots, c, v);
+}
+
+template <int MODE>
+__global__ void __launch_bounds__(1024, 2)
+defer_sum(const float4 *__restrict__ x4, int64_t chunks, int64_t lag, float *y, unsigned long long *slots,
+          unsigned long long *words, double *parts, float *sink) {
+  __shared__ double sd[32];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t b = blockIdx.x;
+  if (b < chunks) {
+    const float4 *p = x4 + b * 2048 + tid;
+    const float4 v0 = __ldcs(p), v1 = __ldcs(p + 1024);
+    if (MODE == 0 && warp == 0 && b >= lag) defer_second_level(b - lag, words, slots, lane);
+    double s = 0.0;
+    s = P::add(s, v0.x); s = P::add(s, v0.y); s = P::add(s, v0.z); s = P::add(s, v0.w);
+    s = P::add(s, v1.x); s = P::add(s, v1.y); s = P::add(s, v1.z); s = P::add(s, v1.w);
+    if (MODE == 3) {
+      if (s == 12345.0) sink[b] = 1.0f;
+      return;
+    }
+    if (MODE == 2) {
+      s = block_reduce_sum<P, 1024, false>(s, sd);
+      if (tid == 0) parts[b] = s;
+      return;
+    }
+    s = warp_reduce_sum<P>(s, 32);
+    if (lane == 0) {
+      if (MODE == 1) parts[b * 32 + warp] = s;
+      else store_word(words + b * 32 + warp, slot_word(s));
+    }
+    return;
+  }
+  /* The blocks after the chunks: the last min(lag, chunks) second levels. */
+  const int64_t first = chunks - (lag < chunks ? lag : chunks);
+  const int64_t c = first + (b - chunks) * 32 + warp;
+  if (c < chunks) defer_second_level(c, words, slots, lane);
+  if (b != gridDim.x - 1) return;
+  __syncthreads();
+  double r = combine_polled<P, 4>(0.0, slots, tid, chunks, 1024);
+  r = block_reduce_sum<P, 1024>(r, sd);
+  if (tid == 0) *y = (float)r;
+}
+
+/* ---- where the polled finish's time goes (section `defer`, continued) ----
+ * Section defer's diagnostics on the H100: the wide tree with its block tree
+ * and a plain store of each partial but no finish runs at the 1024 x 2 read
+ * (74.2 against 74.8 us at 52.4M), the product 76.8: the finish, not the
+ * block tree, is the 2.5 us. Variants of the finish, all the wide tree's
+ * chunks and lanes and combine_polled's order (the same bits):
+ * FIN 0 (wrong sum, timings only): each block publishes its slot into a
+ *   slot area nobody polls, no finishing block (the slot store's price);
+ * FIN 1: the last chunk's block combines each lane's slots below
+ *   chunks - lag while its own loads are in flight, then the rest;
+ * FIN 2: a dedicated finishing block launched after the chunks (grid
+ *   chunks + 1) polls and combines from its dispatch, BATCH slots in
+ *   flight a lane. */
+template <int FIN, int BATCH = 4>
+__global__ void __launch_bounds__(1024, 2)
+finish_sum(const float4 *__restrict__ x4, int64_t chunks, int64_t lag, float *y, unsigned long long *slots,
+           unsigned long long *junk) {
+  __shared__ double sd[32];
+  const int tid = threadIdx.x;
+  const int64_t b = blockIdx.x;
+  if (FIN == 2 && b == chunks) {
+    double r = combine_polled<P, BATCH>(0.0, slots, tid, chunks, 1024);
+    r = block_reduce_sum<P, 1024>(r, sd);
+    if (tid == 0) *y = (float)r;
+    return;
+  }
+  const float4 *p = x4 + b * 2048 + tid;
+  const float4 v0 = __ldcs(p), v1 = __ldcs(p + 1024);
+  const bool finisher = FIN == 1 && b == chunks - 1;
+  double r = 0.0;
+  int64_t rest = tid; /* the lane's first slot not yet combined */
+  if (finisher) {
+    const int64_t early = chunks - lag;
+    if (early > 0) {
+      r = combine_polled<P, BATCH>(0.0, slots, tid, early, 1024);
+      if (tid < early) rest = tid + ceil_div(early - tid, (int64_t)1024) * 1024;
+    }
+  }
+  double s = 0.0;
+  s = P::add(s, v0.x); s = P::add(s, v0.y); s = P::add(s, v0.z); s = P::add(s, v0.w);
+  s = P::add(s, v1.x); s = P::add(s, v1.y); s = P::add(s, v1.z); s = P::add(s, v1.w);
+  s = block_reduce_sum<P, 1024, false>(s, sd);
+  if (tid == 0) publish_slot(FIN == 0 ? junk : slots, b, s);
+  if (!finisher) return;
+  __syncthreads(); /* warp 0 has read sd */
+  r = combine_polled<P, BATCH>(r, slots, rest, chunks, 1024);
+  r = block_reduce_sum<P, 1024>(r, sd);
+  if (tid == 0) *y = (float)r;
+}
+
+void add_finish_variants(std::vector<Timed> &vs, const float4 *x4, int64_t chunks, int resident, float *y,
+                         unsigned int *cnt, double *parts, unsigned long long *slots, unsigned long long *junk,
+                         cudaStream_t st) {
+  const unsigned g = (unsigned)chunks;
+  vs.push_back({"fin product's (last block)", true, [=] {
+                  wide_sum<2, 1, 1, false, 2, false><<<g, 1024, 0, st>>>(x4, chunks, y, cnt, parts, slots);
+                }});
+  vs.push_back({"fin ticket", true, [=] {
+                  wide_sum<2, 1, 0, false, 2, false><<<g, 1024, 0, st>>>(x4, chunks, y, cnt, parts, slots);
+                }});
+  vs.push_back({"slot, no finish (wrong)", false, [=] {
+                  finish_sum<0><<<g, 1024, 0, st>>>(x4, chunks, 0, y, slots, junk);
+                }});
+  for (int64_t lag : {(int64_t)resident, (int64_t)2 * resident})
+    vs.push_back({"fin early prefix lag " + std::to_string(lag), true, [=] {
+                    finish_sum<1><<<g, 1024, 0, st>>>(x4, chunks, lag, y, slots, junk);
+                  }});
+  vs.push_back({"fin dedicated block b4", true, [=] {
+                  finish_sum<2, 4><<<g + 1, 1024, 0, st>>>(x4, chunks, 0, y, slots, junk);
+                }});
+  vs.push_back({"fin dedicated block b8", true, [=] {
+                  finish_sum<2, 8><<<g + 1, 1024, 0, st>>>(x4, chunks, 0, y, slots, junk);
+                }});
+}
+
+void section_defer(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *y = b.y, *sink = b.sink;
+  const Scratch sc(b.x, 52428800);
+  unsigned long long *slots = sc.slots + (1 << 16);
+  unsigned long long *words = sc.slots + (1 << 20); /* 8 MB in: 6400 x 32 words = 1.6 MB */
+  unsigned long long *junk = sc.slots + (3 << 19);  /* 12 MB in: slots nobody polls */
+  double *parts = sc.parts;
+  const int resident = fill(defer_sum<0>, 1024);
+  printf("== the wide tree with its second level deferred to a later block (same bits); %d blocks resident\n",
+         resident);
+  const int rounds = rounds_or(2);
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t n : kSixSizes) {
+      const double ref = prefix_sum(sc.h, n);
+      const int64_t chunks = n / 8192;
+      const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
+      const unsigned int want = wide_tree_bits(b, n, sc);
+      std::vector<Timed> vs = product_reads_entry(b, n, sc, false);
+      for (int m : {1, 2, 4}) {
+        const int64_t lag = (int64_t)resident * m / 2;
+        const unsigned grid = (unsigned)(chunks + ceil_div(lag < chunks ? lag : chunks, (int64_t)32));
+        vs.push_back({"fin deferred lag " + std::to_string(lag), true, [=] {
+                        defer_sum<0><<<grid, 1024, 0, st>>>(x4, chunks, lag, y, slots, words, parts, sink);
+                      }});
+      }
+      vs.push_back({"warp words only (wrong)", false, [=] {
+                      defer_sum<1><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, 0, y, slots, words, parts, sink);
+                    }});
+      vs.push_back({"block tree, no finish (wrong)", false, [=] {
+                      defer_sum<2><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, 0, y, slots, words, parts, sink);
+                    }});
+      vs.push_back({"fold only (wrong)", false, [=] {
+                      defer_sum<3><<<(unsigned)chunks, 1024, 0, st>>>(x4, chunks, 0, y, slots, words, parts, sink);
+                    }});
+      add_finish_variants(vs, x4, chunks, resident, y, sc.cnt, sc.parts, slots, junk, st);
+      print_timed(T, "defer", round, n, ref, y, vs, &want, "fin");
+    }
+  }
+}
+
 /* ---- the wide tree on smaller blocks (section `lanes`) ---------------------
  * The wide chunk (32 KB, 1024 lanes, the product's bits) on blocks of 1024,
  * 512 or 256 threads holding 1, 2 or 4 lanes each (wide_depth_sum, every
@@ -3465,7 +3665,7 @@ int main() {
       {"sum", section_sum},       {"cols", section_cols},   {"rows", section_rows},
       {"fixed", section_fixed}, {"occ", section_occ}, {"persist", section_persist}, {"small", section_small},
       {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
-      {"wide", section_wide}, {"depth", section_depth}, {"lanes", section_lanes},
+      {"wide", section_wide}, {"depth", section_depth}, {"defer", section_defer}, {"lanes", section_lanes},
       {"narrow", section_narrow}, {"convert", section_convert}, {"policy", section_policy},
   };
   for (const auto &sec : all)
