@@ -60,6 +60,29 @@ def test_bits_independent_of_grid_both_finishes(device, dtype):
                 assert torch.equal(_raw(got), _raw(first)), f"n={n} grid={grid}"
 
 
+@cuda
+@pytest.mark.parametrize("dtype,out", [(torch.float32, None), (torch.float64, None), (torch.float16, None),
+                                       (torch.bfloat16, torch.float32), (torch.float32, torch.float64)])
+def test_bits_of_long_wide_sums_independent_of_finisher(dtype, out):
+    # A wide-tree grid of more than 8 waves of chunk blocks gets a dedicated
+    # finishing block (csrc/cuda/sum_full.cu, kWideDedicatedWaves); shorter
+    # ones finish in their last chunk block, forced grids in their last
+    # block after a grid-stride loop. 8000 chunks is a long grid on any GPU
+    # of fewer than 500 SMs, 300 a short one: the same bits either way,
+    # aligned and not (a short last chunk), twice (each finish empties the
+    # slots the next call polls).
+    per_chunk = 2048 * (16 // torch.empty((), dtype=dtype).element_size())
+    for chunks in (8000, 300):
+        for skip in (0, 1):
+            n = chunks * per_chunk - 5
+            x = random_tensor((n + skip,), dtype, "cuda", seed=19)[skip:]
+            first = torch.ops.redux._sum_grid(x, None, False, out, 0)
+            assert_matches(first, x, dtype=out)
+            for grid in (0, 1000, 0, 7):
+                got = torch.ops.redux._sum_grid(x, None, False, out, grid)
+                assert torch.equal(_raw(got), _raw(first)), f"chunks={chunks} skip={skip} grid={grid}"
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype,out", [(torch.float32, None), (torch.float64, None), (torch.int64, None),
                                        (torch.float16, torch.float32), (torch.bfloat16, torch.float32)])

@@ -7,7 +7,8 @@
  *                       thread t adds vector t of each tile in tile order,
  *                       the block reduces, and the chunk partials go to
  *                       polled slots (a ticket for integer accumulators)
- *                       that the last block combines in chunk order.
+ *                       that the last block (in a long grid, a dedicated
+ *                       finishing block) combines in chunk order.
  *                       Straight-line, a block per chunk; grid-stride
  *                       under a forced grid.
  *   sum_wide_short_kernel  The wide tree of an input of at most kBlock
@@ -121,17 +122,20 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, 
   if (last_block_ticket(counters, 0, gridDim.x)) combine_row<P, Out>(partials, chunks, scratch, y);
 }
 
-/* The wide tree's polled finish, run by the grid's last block. Inlined:
- * not inlined, it cost 0.3-0.5 us at every size on the H200 (bench/results/
- * h200/wide_finish_inline.txt). Four 8-byte slots in flight a lane, not
- * eight: with eight the block-per-chunk kernel spilled 16 bytes and ran
- * 1.5 us slower at 52.4M on the H100 (bench/results/h100/wide_straight.txt). */
-template <typename P, typename Out>
+/* The wide tree's polled finish, run by the grid's last chunk block or by
+ * a dedicated finishing block (BATCH: 8-byte slots in flight a lane; a dd
+ * slot counts as two). Inlined: not inlined, it cost 0.3-0.5 us at every
+ * size on the H200 (bench/results/h200/wide_finish_inline.txt). The last
+ * chunk block keeps four in flight: with eight the block-per-chunk kernel
+ * spilled 16 bytes and ran 1.5 us slower at 52.4M on the H100
+ * (bench/results/h100/wide_straight.txt); the dedicated block, which
+ * holds no chunk, keeps eight without a spill (ptxas, sm_90a). */
+template <typename P, int BATCH, typename Out>
 __device__ __forceinline__ void wide_polled_finish(unsigned int *counters, int64_t chunks, typename P::acc_t *scratch,
                                                 Out *y) {
   using acc_t = typename P::acc_t;
-  acc_t r = combine_polled<P, (sizeof(acc_t) > 8 ? 2 : 4)>(P::zero(), reinterpret_cast<unsigned long long *>(counters),
-                                                           threadIdx.x, chunks, kWideBlock);
+  acc_t r = combine_polled<P, (sizeof(acc_t) > 8 ? BATCH / 4 : BATCH)>(
+      P::zero(), reinterpret_cast<unsigned long long *>(counters), threadIdx.x, chunks, kWideBlock);
   r = block_reduce_sum<P, kWideBlock>(r, scratch);
   if (threadIdx.x == 0) *y = P::finish(r);
 }
@@ -170,19 +174,47 @@ __device__ __forceinline__ void wide_store(typename P::acc_t acc, int64_t c, int
   else partials[c] = acc;
 }
 
+/* Grids of more than this many waves of wide chunk blocks (blocks that fit
+ * on the device at once) get a dedicated finishing block, launched after
+ * the chunks: it combines each slot as it fills, so when the last chunk
+ * lands only a few slots and the tree are left, where the last chunk's block
+ * would first read its own chunk and then wait on every slot. Measured
+ * (bench/variants.cu section defer; bench/results/{h100,h200}/defer.txt,
+ * medians): at 52.4M fp32 (24 waves) 76.7 -> 75.3 us on the H100, 55.7-56.3
+ * -> 55.2-55.4 on the H200; at 26.2M (12 waves) 41.4 -> 41.3 and 30.9 ->
+ * 30.4; at 13.1M (6 waves) and below it lost 0.1-0.6 us: a block polling
+ * through a short grid takes more than it saves. Schedule only: the same
+ * slots combined in the same order. */
+constexpr int64_t kWideDedicatedWaves = 8;
+
 /* The wide tree (plan_chunks: a full sum of a streamed input). STRIDED
  * false: a block per chunk, straight-line (the launch the plan makes);
  * true: blocks take chunks grid-stride (a forced grid). The same chunks,
  * lanes and trees either way, so the same bits. POLLED: the partials go to
- * slots and the grid's last block waits for them; else a ticket per block. */
-template <typename In, typename Out, bool ALIGNED, bool POLLED, bool STRIDED>
+ * slots and the grid's last block waits for them (or, in a grid of chunks
+ * + 1 blocks, block `chunks`, which holds no chunk); else a ticket per
+ * block. */
+template <typename In, typename Out, bool ALIGNED, bool POLLED, bool STRIDED, bool DEDICATED = false>
 __global__ void __launch_bounds__(kWideBlock, kWideMinBlocks)
 sum_wide_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t chunks, int64_t chunk_len,
                 unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials) {
   using P = sum_policy<In, Out>;
   using acc_t = typename P::acc_t;
   __shared__ acc_t scratch[kWideBlock / 32];
-  if constexpr (STRIDED) {
+  if constexpr (DEDICATED) {
+    /* A grid of chunks + 1 blocks: block `chunks` finishes, the others only
+     * publish. A kernel of its own, so the chunk blocks' registers are those
+     * of a kernel without a finish. */
+    static_assert(POLLED && !STRIDED, "the dedicated finisher waits on polled slots of a block-per-chunk grid");
+    if (blockIdx.x == chunks) {
+      wide_polled_finish<P, 8>(counters, chunks, scratch, y);
+    } else {
+      const acc_t acc = block_reduce_sum<P, kWideBlock, false>(
+          wide_lane_sum<P, In, ALIGNED>(x, n, blockIdx.x, chunk_len), scratch);
+      if (threadIdx.x == 0) publish_slot(reinterpret_cast<unsigned long long *>(counters), blockIdx.x, acc);
+    }
+    return;
+  } else if constexpr (STRIDED) {
     for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
       const acc_t acc = block_reduce_sum<P, kWideBlock>(wide_lane_sum<P, In, ALIGNED>(x, n, c, chunk_len), scratch);
       if (threadIdx.x == 0) wide_store<P, Out, POLLED>(acc, c, chunks, y, counters, partials);
@@ -198,7 +230,7 @@ sum_wide_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
   if constexpr (POLLED) {
     if (blockIdx.x != gridDim.x - 1) return;
     if (!STRIDED) __syncthreads(); /* warp 0 has read scratch: the finish's tree rewrites it */
-    wide_polled_finish<P>(counters, chunks, scratch, y);
+    wide_polled_finish<P, 4>(counters, chunks, scratch, y);
   } else {
     /* The ticket's barrier comes after warp 0's tree: scratch is free again. */
     if (last_block_ticket(counters, 0, gridDim.x)) combine_row<P, Out, kWideBlock>(partials, chunks, scratch, y);
@@ -229,6 +261,12 @@ auto wide_kernel_for(bool aligned, bool strided) {
   return aligned ? (strided ? sum_wide_kernel<In, Out, true, POLLED, true> : sum_wide_kernel<In, Out, true, POLLED, false>)
                  : (strided ? sum_wide_kernel<In, Out, false, POLLED, true>
                             : sum_wide_kernel<In, Out, false, POLLED, false>);
+}
+
+/* The polled wide kernel of a grid with a dedicated finishing block. */
+template <typename In, typename Out>
+auto wide_dedicated_kernel_for(bool aligned) {
+  return aligned ? sum_wide_kernel<In, Out, true, true, false, true> : sum_wide_kernel<In, Out, false, true, false, true>;
 }
 
 /* The kernel for (alignment, cache hint, finish). */
@@ -279,6 +317,13 @@ struct launch_chunks_fn {
       const int g = grid_per_item(p.chunks, grid);
       if constexpr (pollable<acc_t>::value) {
         if (p.polled) {
+          /* The plan's launch of a long grid: one more block, the dedicated finisher. */
+          auto dedicated = wide_dedicated_kernel_for<In, Out>(aligned);
+          if (grid == 0 &&
+              p.chunks > kWideDedicatedWaves * device_fit(reinterpret_cast<const void *>(dedicated), 0, kWideBlock)) {
+            dedicated<<<g + 1, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
+            return launch_status();
+          }
           auto kernel = wide_kernel_for<In, Out, true>(aligned, grid > 0);
           kernel<<<g, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
           return launch_status();
