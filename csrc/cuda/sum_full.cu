@@ -178,13 +178,13 @@ __device__ __forceinline__ void wide_store(typename P::acc_t acc, int64_t c, int
  * on the device at once) get a dedicated finishing block, launched after
  * the chunks: it combines each slot as it fills, so when the last chunk
  * lands only a few slots and the tree are left, where the last chunk's block
- * would first read its own chunk and then wait on every slot. Measured
- * (bench/variants.cu section defer; bench/results/{h100,h200}/defer.txt,
- * medians): at 52.4M fp32 (24 waves) 76.7 -> 75.3 us on the H100, 55.7-56.3
- * -> 55.2-55.4 on the H200; at 26.2M (12 waves) 41.4 -> 41.3 and 30.9 ->
- * 30.4; at 13.1M (6 waves) and below it lost 0.1-0.6 us: a block polling
- * through a short grid takes more than it saves. Schedule only: the same
- * slots combined in the same order. */
+ * would first read its own chunk and then wait on every slot. Measured on
+ * the H100 (bench/variants.cu section defer, bench/results/h100/defer*.txt,
+ * medians, dedicated b8 against the last block): 52.4M fp32 (24 waves)
+ * 75.2-75.5 against 76.7-76.9 us, 26.2M (12 waves) 41.2-41.4 against
+ * 41.4-41.5; at 13.1M (6 waves) and below it lost 0.2-0.5 us: a block
+ * polling through a short grid takes more than it saves. Schedule only:
+ * the same slots combined in the same order. */
 constexpr int64_t kWideDedicatedWaves = 8;
 
 /* The wide tree (plan_chunks: a full sum of a streamed input). STRIDED
