@@ -129,7 +129,8 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, 
  * chunk block keeps four in flight: with eight the block-per-chunk kernel
  * spilled 16 bytes and ran 1.5 us slower at 52.4M on the H100
  * (bench/results/h100/wide_straight.txt); the dedicated block, which
- * holds no chunk, keeps eight without a spill (ptxas, sm_90a). */
+ * holds no chunk, keeps eight, and fp32 -> fp32 still spills nothing
+ * (ptxas, sm_90; fp16 -> fp32 spills 4 bytes, fp32 -> fp64 8). */
 template <typename P, int BATCH, typename Out>
 __device__ __forceinline__ void wide_polled_finish(unsigned int *counters, int64_t chunks, typename P::acc_t *scratch,
                                                 Out *y) {
