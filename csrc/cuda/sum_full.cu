@@ -279,6 +279,11 @@ auto chunks_kernel_for(bool aligned, bool evict_first) {
                                 : sum_chunks_kernel<In, Out, false, false, FINISH>);
 }
 
+/* The launch of a chunks plan. Wide-tree inputs are streamed ones
+ * (evict-first loads); a forced grid runs the 1024-thread kernel
+ * grid-stride, which keeps the plan's own launches comparable bit for bit
+ * against it (test_contracts); a long polled grid gets one more block, the
+ * dedicated finisher (kWideDedicatedWaves). */
 struct launch_chunks_fn {
   const void *x;
   void *y;
@@ -307,9 +312,6 @@ struct launch_chunks_fn {
     const In *xin = static_cast<const In *>(x);
     Out *yout = static_cast<Out *>(y);
     if (p.lanes == kWideBlock) {
-      /* Wide-tree inputs are streamed ones: evict-first loads. A forced
-       * grid runs the 1024-thread kernel grid-stride, which keeps the plan's
-       * own launches comparable bit for bit against it (test_contracts). */
       if (grid == 0 && s.n <= (int64_t)kBlock * vec_of<In>::value) {
         auto kernel = aligned ? sum_wide_short_kernel<In, Out, true> : sum_wide_short_kernel<In, Out, false>;
         kernel<<<1, kBlock, 0, stream>>>(xin, yout, s.n);
@@ -318,7 +320,6 @@ struct launch_chunks_fn {
       const int g = grid_per_item(p.chunks, grid);
       if constexpr (pollable<acc_t>::value) {
         if (p.polled) {
-          /* The plan's launch of a long grid: one more block, the dedicated finisher. */
           auto dedicated = wide_dedicated_kernel_for<In, Out>(aligned);
           if (grid == 0 &&
               p.chunks > kWideDedicatedWaves * device_fit(reinterpret_cast<const void *>(dedicated), 0, kWideBlock)) {
