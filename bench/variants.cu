@@ -2584,23 +2584,16 @@ void section_depth(Bench &b) {
  * MODE 0: that sum. Timings only (wrong sums): MODE 1, the warp sums stored
  * and no second level, no finish; MODE 2, the product's block tree and a
  * plain store of its partial, no finish; MODE 3, the fold alone. */
-__device__ __forceinline__ void store_word(unsigned long long *p, unsigned long long w) {
-  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
-}
-__device__ __forceinline__ unsigned long long load_word(const unsigned long long *p) {
-  unsigned long long w;
-  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
-  return w;
-}
+/* Warp words are polled like the chunk slots: st_slot / ld_slot (above). */
 
 /* The second level of chunk c by one warp: waits for its 32 warp words,
  * empties them, reduces them in warp order and publishes the chunk slot. */
 __device__ __forceinline__ void defer_second_level(int64_t c, unsigned long long *words, unsigned long long *slots,
                                                    int lane) {
   unsigned long long *w = words + c * 32 + lane;
-  unsigned long long u = load_word(w);
-  while (u == 0) u = load_word(w);
-  store_word(w, 0ull);
+  unsigned long long u = ld_slot(w);
+  while (u == 0) u = ld_slot(w);
+  st_slot(w, 0ull);
   double v = __longlong_as_double((long long)~u);
   v = warp_reduce_sum<P>(v, 32);
   if (lane == 0) publish_slot(slots, c, v);
@@ -2632,7 +2625,7 @@ defer_sum(const float4 *__restrict__ x4, int64_t chunks, int64_t lag, float *y, 
     s = warp_reduce_sum<P>(s, 32);
     if (lane == 0) {
       if (MODE == 1) parts[b * 32 + warp] = s;
-      else store_word(words + b * 32 + warp, slot_word(s));
+      else st_slot(words + b * 32 + warp, slot_word(s));
     }
     return;
   }
