@@ -34,14 +34,16 @@ def test_cpu_kernels_clean_under_asan_and_ubsan(tmp_path):
 
 @pytest.mark.skipif(CC is None, reason="needs a C compiler")
 def test_cpu_float32_loops_give_the_same_bits(tmp_path):
-    """The AVX2+FMA float32 loop (picked at run time), with its near and its
-    far prefetch (REDUX_CPU_FAR_PREFETCH_BYTES: from 0 bytes, every call
-    prefetches far; from 2^62, none does), against the baseline loop
-    (-DREDUX_CPU_NO_CLONES), on sums that round at every step."""
+    """The AVX2+FMA float32 loop (picked at run time) with each of its
+    prefetch forms (REDUX_CPU_FAR_PREFETCH_BYTES: from 0 bytes, every call
+    prefetches 16 KB ahead; from 2^62, none does; from 64 KB, the inputs of
+    64-256 KB prefetch 8 KB ahead and the smaller ones not at all), against
+    the baseline loop (-DREDUX_CPU_NO_CLONES), on sums that round at every
+    step."""
     srcs = [os.path.join(ROOT, "tests", "c", "cpu_paths_check.c"), os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"),
             os.path.join(ROOT, "csrc", "cpu", "status.c")]
     outs = {}
-    for defines, far in (([], "0"), ([], str(2**62)), (["-DREDUX_CPU_NO_CLONES"], "0")):
+    for defines, far in (([], "0"), ([], str(2**62)), ([], str(2**16)), (["-DREDUX_CPU_NO_CLONES"], "0")):
         exe = tmp_path / ("paths" + "".join(defines))
         if not exe.exists():
             subprocess.run([CC, "-std=c11", "-O2", "-ffp-contract=off", *defines, "-I", os.path.join(ROOT, "include"),
@@ -49,21 +51,58 @@ def test_cpu_float32_loops_give_the_same_bits(tmp_path):
         env = dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES=far)
         outs[exe.name, far] = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
                                              env=env).stdout.splitlines()
-    (far_head, far_from, *far), (near_head, near_from, *near), (base_head, _, *base) = outs.values()
-    assert (far_from, near_from) == ("far prefetch from 0 bytes", f"far prefetch from {2**62} bytes")
+    (far_head, far_from, *far), (near_head, near_from, *near), (mid_head, mid_from, *mid), (base_head, _, *base) = (
+        outs.values())
+    assert (far_from, near_from, mid_from) == ("far prefetch from 0 bytes", f"far prefetch from {2**62} bytes",
+                                               f"far prefetch from {2**16} bytes")
     assert base_head == "loop baseline"
     if far_head != "loop avx2+fma":
         pytest.skip("this CPU has no AVX2+FMA (or the compiler no target clones): both builds run the baseline loop")
-    assert near_head == far_head and len(far) == len(near) == len(base) > 200
-    for name, other in (("near prefetch", near), ("baseline", base)):
+    assert near_head == far_head == mid_head and len(far) == len(near) == len(mid) == len(base) > 200
+    for name, other in (("no prefetch", near), ("8 KB and no prefetch by size", mid), ("baseline", base)):
         differ = [f"{a}  vs  {b}" for a, b in zip(far, other) if a != b]
         assert not differ, f"far prefetch against {name}:\n" + "\n".join(differ[:5])
 
 
+PLAN_FORMS_C = r"""
+#include <stdio.h>
+#include "redux/redux.h"
+int main(void) { /* the plan's prefetch form by input size, float32 full sums and rows */
+  const long long counts[] = {249, 250, 999, 1000, 4000};
+  for (int k = 0; k < 5; ++k) {
+    redux_shape full = {1, counts[k], 1}, rows = {counts[k] / 10, 10, 1};
+    printf("%lld %d %d\n", counts[k], redux_cpu_sum_plan(REDUX_FULL, full, REDUX_F32).far_prefetch,
+           redux_cpu_sum_plan(REDUX_ROWS, rows, REDUX_F32).far_prefetch);
+  }
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+def test_cpu_prefetch_form_follows_the_input_size(tmp_path):
+    """The float32 loop's prefetch form (redux_cpu_plan.far_prefetch) from
+    the half-L3 threshold T (here REDUX_CPU_FAR_PREFETCH_BYTES=1000): none
+    under T bytes, 8 KB ahead from T, 16 KB ahead from 4T (twice the L3)."""
+    src = tmp_path / "plan_forms.c"
+    src.write_text(PLAN_FORMS_C)
+    exe = tmp_path / "plan_forms"
+    subprocess.run([CC, "-std=c11", "-O1", "-I", os.path.join(ROOT, "include"), str(src),
+                    os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"), os.path.join(ROOT, "csrc", "cpu", "status.c"),
+                    "-lm", "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES="1000")).stdout.split("\n")
+    # 4-byte elements: 249 -> 996 B (none), 250 -> 1000 B (8 KB), 999 -> 3996 B (8 KB),
+    # 1000 -> 4000 B (16 KB); rows of 10 cover counts // 10 * 10 elements.
+    assert out[:5] == ["249 0 0", "250 1 1", "999 1 1", "1000 2 2", "4000 2 2"], out
+
+
 def test_cpu_far_prefetch_changes_no_bits_through_the_op():
-    """torch.ops.redux.sum on the CPU with every float32 call prefetching far
-    (REDUX_CPU_FAR_PREFETCH_BYTES=0) and with none doing so: the same bits,
-    full sums of one unit and of many, rows, a sharded range's partials."""
+    """torch.ops.redux.sum on the CPU with every float32 call prefetching 16
+    KB ahead (REDUX_CPU_FAR_PREFETCH_BYTES=0), with none doing so, and with
+    the forms by size from 128 KB (none, 8 KB or 16 KB ahead among the
+    cases below): the same bits, full sums of one unit and of many, rows, a
+    sharded range's partials."""
     code = ("import torch, redux\n"
             "g = torch.Generator().manual_seed(5)\n"
             "for shape, dim in (((100003,), None), ((3 * 32768 + 17,), None), ((64, 1000), [1]), ((5, 70001), [1]),\n"
@@ -76,8 +115,8 @@ def test_cpu_far_prefetch_changes_no_bits_through_the_op():
             "print(torch.ops.redux._sum_unit_partials(part, layout, 1, 4).numpy().tobytes().hex())\n")
     outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES=far)).stdout
-            for far in ("0", str(2**62))]
-    assert outs[0].count("\n") == 6 and outs[0] == outs[1]
+            for far in ("0", str(2**62), str(2**17))]
+    assert outs[0].count("\n") == 6 and outs[0] == outs[1] == outs[2]
 
 
 # ---------------- beyond 2^31 elements (CUDA; the H200 has the memory) ----------------

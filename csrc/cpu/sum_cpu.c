@@ -121,10 +121,20 @@ static inline uint16_t float_to_bf16(float f) {
  * the 2-core dev machine (Zen 3, 32 MB L3 shared with other tenants; two
  * threads; bench/results/cpu/cpu_prefetch.txt): 4M fp32 (16 MB) full
  * 1.14-1.16x torch.sum -> 0.88-1.00, rows of 2048 1.12-1.18 -> 0.82-0.97;
- * 16M level; but over 1M (4 MB, which the L3 keeps) the far form was 1-4%
- * slower, so the near one stays below the threshold. */
-#define PREFETCH_FAR_BYTES 8192
-#define PREFETCH_FAR(p, i, elem) __builtin_prefetch((const char *)(p) + (i) * (elem) + PREFETCH_FAR_BYTES, 0, 1)
+ * 16M level; over 1M (4 MB, which the L3 keeps) the far form was 1-4%
+ * slower than the near one, and no prefetch at all beats both there on a
+ * second host (below). */
+#define PREFETCH_FAR(p, i, elem, bytes) __builtin_prefetch((const char *)(p) + (i) * (elem) + (bytes), 0, 1)
+
+/* The float32 FMA loop's prefetch by input size (stop 36; measured on a
+ * second 2-core host, AMD EPYC with AVX-512, bench/results/cpu/
+ * cpu_prefetch.txt, beside stop 34's Zen 3 runs): an input under half the
+ * L3 gets none, since there 1 KB ahead into the L1 cost 14-27% against no
+ * prefetch (Zen 3: within 1-4%); half the L3 up to twice it, 8 KB ahead
+ * into the L2 (the best of both hosts at 4M, 16 MB); from twice the L3,
+ * 16 KB ahead (16M, 64 MB: 0.74-0.82x the fp32 loop against 8 KB's
+ * 0.88-0.99 on the second host, level with 8 KB on Zen 3). */
+enum { PF_NONE = 0, PF_FAR_8K = 1, PF_FAR_16K = 2 };
 
 /* The input size from which the float32 loop prefetches far: half the L3
  * (Linux: cpu0's level-3 cache in sysfs, 32 MB where it cannot be read;
@@ -154,7 +164,12 @@ int64_t redux_cpu_far_prefetch_bytes(void) {
   return v;
 }
 
-static int far_prefetch(int64_t input_bytes) { return input_bytes >= redux_cpu_far_prefetch_bytes(); }
+/* The float32 loop's prefetch form (PF_*) for an input of that many bytes. */
+static int prefetch_form(int64_t input_bytes) {
+  const int64_t half_l3 = redux_cpu_far_prefetch_bytes();
+  if (input_bytes < half_l3) return PF_NONE;
+  return input_bytes / 4 >= half_l3 ? PF_FAR_16K : PF_FAR_8K;
+}
 
 /* Float-class outputs: fp64 lanes. LOAD converts one element to double. */
 #define LOAD_F32(p, i) ((double)((const float *)(p))[i])
@@ -236,20 +251,19 @@ DEFINE_PARTIAL_D(partial_d_bf16, LOAD_BF16, 2)
  * 13.9-16.6 in L3, the same out of cache (bench/results/cpu/cpu_loop.txt). */
 #define FMA_LANES(k) \
   a##k = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(p + i + 4 * k)), one, a##k)
-/* FAR: a constant at every call site (the function is inlined), so each
- * caller gets one loop with one kind of prefetch. */
+/* FAR: the prefetch form (PF_*), a constant at every call site (the
+ * function is inlined), so each caller gets one loop with one kind of
+ * prefetch. */
 __attribute__((target("avx2,fma"), always_inline)) static inline double f32_fma_lanes(const float *p,
                                                                                     int64_t count, int far) {
   const __m256d one = _mm256_set1_pd(1.0);
   __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
   int64_t i = 0;
   for (; i + FLANES <= count; i += FLANES) {
-    if (far) {
-      PREFETCH_FAR(p, i, 4);
-      PREFETCH_FAR(p, i + 16, 4);
-    } else {
-      PREFETCH(p, i, 4);
-      PREFETCH(p, i + 16, 4);
+    if (far != PF_NONE) {
+      const int64_t ahead = far == PF_FAR_16K ? 16384 : 8192;
+      PREFETCH_FAR(p, i, 4, ahead);
+      PREFETCH_FAR(p, i + 16, 4, ahead);
     }
     FMA_LANES(0); FMA_LANES(1); FMA_LANES(2); FMA_LANES(3);
     FMA_LANES(4); FMA_LANES(5); FMA_LANES(6); FMA_LANES(7);
@@ -260,7 +274,10 @@ __attribute__((target("avx2,fma"), always_inline)) static inline double f32_fma_
 #undef FMA_LANES
 
 __attribute__((target("avx2,fma"))) static double partial_d_f32_fma(const void *x, int64_t count, int far) {
-  return far ? f32_fma_lanes((const float *)x, count, 1) : f32_fma_lanes((const float *)x, count, 0);
+  const float *p = (const float *)x;
+  return far == PF_FAR_16K  ? f32_fma_lanes(p, count, PF_FAR_16K)
+         : far == PF_FAR_8K ? f32_fma_lanes(p, count, PF_FAR_8K)
+                            : f32_fma_lanes(p, count, PF_NONE);
 }
 
 /* Float32 rows [r0, r1) of length n into float32 outputs with the loop
@@ -278,13 +295,15 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void rows_f32_f
 }
 __attribute__((target("avx2,fma"))) static void rows_f32_fma(const float *x, float *y, int64_t r0, int64_t r1,
                                                                int64_t n, int far) {
-  if (far) rows_f32_fma_loop(x, y, r0, r1, n, 1);
-  else rows_f32_fma_loop(x, y, r0, r1, n, 0);
+  if (far == PF_FAR_16K) rows_f32_fma_loop(x, y, r0, r1, n, PF_FAR_16K);
+  else if (far == PF_FAR_8K) rows_f32_fma_loop(x, y, r0, r1, n, PF_FAR_8K);
+  else rows_f32_fma_loop(x, y, r0, r1, n, PF_NONE);
 }
 
 static int has_fma_loop(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
-/* FAR: the far prefetch, in the float32 FMA loop only (the one measured). */
+/* FAR: the prefetch form (PF_*), in the float32 FMA loop only (the one
+ * measured); the other loops keep the near prefetch. */
 static double partial_f32(const void *x, int64_t count, int far) {
   return has_fma_loop() ? partial_d_f32_fma(x, count, far) : partial_d_f32(x, count);
 }
@@ -349,8 +368,8 @@ REDUX_HOT static int64_t partial_i64(const void *x, int64_t count) {
 
 static int is_float_class(redux_dtype t) { return t == REDUX_F32 || t == REDUX_F16 || t == REDUX_BF16; }
 
-/* FAR: prefetch for an input of at least redux_cpu_far_prefetch_bytes() (the whole
- * problem's input, of which this range may be a part). */
+/* FAR: the float32 loop's prefetch form for the whole problem's input, of
+ * which this range may be a part (prefetch_form). */
 static redux_status sum_partial(const void *x, int64_t count, redux_dtype in, redux_dtype out, redux_cpu_acc *acc,
                                 int far) {
   if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
@@ -373,7 +392,7 @@ static redux_status sum_partial(const void *x, int64_t count, redux_dtype in, re
 
 redux_status redux_cpu_sum_partial(const void *x, int64_t count, redux_dtype in, redux_dtype out,
                                    redux_cpu_acc *acc) {
-  return sum_partial(x, count, in, out, acc, count >= 0 && far_prefetch(count * redux_dtype_size(in)));
+  return sum_partial(x, count, in, out, acc, count >= 0 ? prefetch_form(count * redux_dtype_size(in)) : PF_NONE);
 }
 
 static void store_output(redux_dtype out, double hi, double lo, int64_t i, void *y, int64_t k) {
@@ -430,7 +449,8 @@ static redux_status sum_rows(const void *x, void *y, int64_t row_begin, int64_t 
 
 redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64_t row_end, int64_t n,
                                 redux_dtype in, redux_dtype out) {
-  const int far = n >= 0 && row_end >= row_begin && far_prefetch((row_end - row_begin) * n * redux_dtype_size(in));
+  const int far =
+      n >= 0 && row_end >= row_begin ? prefetch_form((row_end - row_begin) * n * redux_dtype_size(in)) : PF_NONE;
   return sum_rows(x, y, row_begin, row_end, n, in, out, far);
 }
 
@@ -523,7 +543,7 @@ redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape s, redux_dtyp
     p.finishes = s.outer * inner;
     p.finish_grain = family == REDUX_COLS ? 4096 : 64;
   }
-  p.far_prefetch = far_prefetch(s.outer * s.n * s.inner * redux_dtype_size(in));
+  p.far_prefetch = prefetch_form(s.outer * s.n * s.inner * redux_dtype_size(in));
   return p;
 }
 

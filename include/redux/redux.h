@@ -104,8 +104,9 @@ typedef struct redux_cpu_acc {
  * fused multiply-adds) or "baseline"; both give the same bits. */
 const char *redux_cpu_float32_loop(void);
 /* The input size (bytes) from which that loop prefetches far ahead into the
- * L2 instead of near into the L1: half the L3, or the environment's
- * REDUX_CPU_FAR_PREFETCH_BYTES. Speed only: no bits depend on it. */
+ * L2 (8 KB ahead; from 4x this size, 16 KB ahead) instead of not at all:
+ * half the L3, or the environment's REDUX_CPU_FAR_PREFETCH_BYTES. Speed
+ * only: no bits depend on it. */
 int64_t redux_cpu_far_prefetch_bytes(void);
 
 /* Partial of a contiguous range of `count` input elements. */
@@ -142,8 +143,9 @@ typedef struct redux_cpu_plan {
   int64_t item_grain;
   int64_t finish_grain;
   int64_t units;    /* units along n (redux_cpu_sum_unit) */
-  int far_prefetch; /* the float32 loop prefetches far ahead into the L2: the
-                       input is at least half the L3 (speed only) */
+  int far_prefetch; /* the float32 loop's prefetch into the L2 (speed only):
+                       0 none (input under half the L3), 1 8 KB ahead, 2 16 KB
+                       ahead (from twice the L3) */
 } redux_cpu_plan;
 redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape shape, redux_dtype in);
 /* Work items [begin, end) of `plan` (made for the same family and shape). */
