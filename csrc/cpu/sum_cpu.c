@@ -135,6 +135,7 @@ static inline uint16_t float_to_bf16(float f) {
  * 16 KB ahead (16M, 64 MB: 0.74-0.82x the fp32 loop against 8 KB's
  * 0.88-0.99 on the second host, level with 8 KB on Zen 3). */
 enum { PF_NONE = 0, PF_FAR_8K = 1, PF_FAR_16K = 2 };
+#define PREFETCH_FAR_BYTES(form) ((form) == PF_FAR_16K ? 16384 : 8192)
 
 /* The input size from which the float32 loop prefetches far: half the L3
  * (Linux: cpu0's level-3 cache in sysfs, 32 MB where it cannot be read;
@@ -261,9 +262,8 @@ __attribute__((target("avx2,fma"), always_inline)) static inline double f32_fma_
   int64_t i = 0;
   for (; i + FLANES <= count; i += FLANES) {
     if (far != PF_NONE) {
-      const int64_t ahead = far == PF_FAR_16K ? 16384 : 8192;
-      PREFETCH_FAR(p, i, 4, ahead);
-      PREFETCH_FAR(p, i + 16, 4, ahead);
+      PREFETCH_FAR(p, i, 4, PREFETCH_FAR_BYTES(far));
+      PREFETCH_FAR(p, i + 16, 4, PREFETCH_FAR_BYTES(far));
     }
     FMA_LANES(0); FMA_LANES(1); FMA_LANES(2); FMA_LANES(3);
     FMA_LANES(4); FMA_LANES(5); FMA_LANES(6); FMA_LANES(7);
