@@ -296,6 +296,35 @@ struct launch_chunks_fn {
   cudaStream_t stream;
   chunks_plan p;
 
+  /* A wide-tree plan: one short block, or the polled grid (with the
+   * dedicated finisher when long), or the ticket-finished grid. */
+  template <typename In, typename Out, typename Acc>
+  redux_status launch_wide(const In *xin, Out *yout, bool aligned, int64_t chunk_len, unsigned int *counters,
+                           Acc *partials) const {
+    if (grid == 0 && s.n <= (int64_t)kBlock * vec_of<In>::value) {
+      auto kernel = aligned ? sum_wide_short_kernel<In, Out, true> : sum_wide_short_kernel<In, Out, false>;
+      kernel<<<1, kBlock, 0, stream>>>(xin, yout, s.n);
+      return launch_status();
+    }
+    const int g = grid_per_item(p.chunks, grid);
+    if constexpr (pollable<Acc>::value) {
+      if (p.polled) {
+        auto dedicated = wide_dedicated_kernel_for<In, Out>(aligned);
+        if (grid == 0 &&
+            p.chunks > kWideDedicatedWaves * device_fit(reinterpret_cast<const void *>(dedicated), 0, kWideBlock)) {
+          dedicated<<<g + 1, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
+          return launch_status();
+        }
+        auto kernel = wide_kernel_for<In, Out, true>(aligned, grid > 0);
+        kernel<<<g, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
+        return launch_status();
+      }
+    }
+    auto kernel = wide_kernel_for<In, Out, false>(aligned, grid > 0);
+    kernel<<<g, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
+    return launch_status();
+  }
+
   template <typename In, typename Out>
   redux_status operator()() const {
     using acc_t = typename sum_policy<In, Out>::acc_t;
@@ -311,30 +340,7 @@ struct launch_chunks_fn {
     const int64_t chunk_len = p.per_chunk * p.lanes * vec_of<In>::value;
     const In *xin = static_cast<const In *>(x);
     Out *yout = static_cast<Out *>(y);
-    if (p.lanes == kWideBlock) {
-      if (grid == 0 && s.n <= (int64_t)kBlock * vec_of<In>::value) {
-        auto kernel = aligned ? sum_wide_short_kernel<In, Out, true> : sum_wide_short_kernel<In, Out, false>;
-        kernel<<<1, kBlock, 0, stream>>>(xin, yout, s.n);
-        return launch_status();
-      }
-      const int g = grid_per_item(p.chunks, grid);
-      if constexpr (pollable<acc_t>::value) {
-        if (p.polled) {
-          auto dedicated = wide_dedicated_kernel_for<In, Out>(aligned);
-          if (grid == 0 &&
-              p.chunks > kWideDedicatedWaves * device_fit(reinterpret_cast<const void *>(dedicated), 0, kWideBlock)) {
-            dedicated<<<g + 1, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
-            return launch_status();
-          }
-          auto kernel = wide_kernel_for<In, Out, true>(aligned, grid > 0);
-          kernel<<<g, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
-          return launch_status();
-        }
-      }
-      auto kernel = wide_kernel_for<In, Out, false>(aligned, grid > 0);
-      kernel<<<g, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
-      return launch_status();
-    }
+    if (p.lanes == kWideBlock) return launch_wide<In, Out>(xin, yout, aligned, chunk_len, counters, partials);
     if (s.outer != 1) {
       /* Rows: blocks that fit at once, each taking chunks grid-stride. */
       auto kernel = chunks_kernel_for<In, Out, kFinishRows>(aligned, evict_first);
