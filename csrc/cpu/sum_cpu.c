@@ -165,11 +165,93 @@ int64_t redux_cpu_far_prefetch_bytes(void) {
   return v;
 }
 
-/* The float32 loop's prefetch form (PF_*) for an input of that many bytes. */
-static int prefetch_form(int64_t input_bytes) {
+static int is_float_class(redux_dtype t) { return t == REDUX_F32 || t == REDUX_F16 || t == REDUX_BF16; }
+
+/* Whether the far prefetch pays is measured on the machine at hand, not
+ * assumed (stop 37): from half the L3 the 2-core Zen 3 host lost 17-20% at
+ * 4M without it, the AVX-512 EPYC host 7-13% with it (bench/results/cpu/
+ * cpu_prefetch.txt). Per size class (half the L3 up to twice it; beyond),
+ * the first calls planned by redux_cpu_sum_plan alternate none and far, the
+ * caller times each (redux_cpu_prefetch_report), and after PF_TRIALS of
+ * each the form of the lower median time per byte stays. Speed only. */
+#define PF_TRIALS 7
+typedef struct {
+  _Atomic unsigned ticket;                    /* alternates the trial calls' forms */
+  _Atomic int claimed[2];                     /* samples claimed: none, far */
+  _Atomic int64_t ns_per_mib[2][PF_TRIALS];
+  _Atomic int stored;                         /* samples stored, both forms */
+  _Atomic int choice;                         /* 0 undecided, else the form + 1 */
+} prefetch_trials;
+static prefetch_trials trials[2];
+
+/* REDUX_CPU_PREFETCH: "size" (far from half the L3, unmeasured), "none", or
+ * "measure" (the default). Read once. */
+enum { PF_MEASURE = 1, PF_BY_SIZE = 2, PF_NEVER = 3 };
+static int prefetch_mode(void) {
+  static _Atomic int cached = 0;
+  int m = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (m) return m;
+  const char *env = getenv("REDUX_CPU_PREFETCH");
+  m = !env || !*env || !strcmp(env, "measure") ? PF_MEASURE
+      : !strcmp(env, "size")                   ? PF_BY_SIZE
+      : !strcmp(env, "none")                   ? PF_NEVER
+                                               : PF_MEASURE;
+  atomic_store_explicit(&cached, m, memory_order_relaxed);
+  return m;
+}
+
+/* The float32 loop's prefetch form (PF_*) for an input of that many bytes.
+ * TRIAL, where given, may be made a timed trial: set to its class + 1 (0:
+ * not a trial). Without it, an undecided class takes the far form. */
+static int prefetch_form_of(int64_t input_bytes, int *trial) {
   const int64_t half_l3 = redux_cpu_far_prefetch_bytes();
+  if (trial) *trial = 0;
   if (input_bytes < half_l3) return PF_NONE;
-  return input_bytes / 4 >= half_l3 ? PF_FAR_16K : PF_FAR_8K;
+  const int cls = input_bytes / 4 >= half_l3;
+  const int far = cls ? PF_FAR_16K : PF_FAR_8K;
+  const int mode = prefetch_mode();
+  if (mode != PF_MEASURE) return mode == PF_NEVER ? PF_NONE : far;
+  const int choice = atomic_load_explicit(&trials[cls].choice, memory_order_acquire);
+  if (choice) return choice - 1;
+  if (!trial) return far;
+  *trial = cls + 1;
+  return atomic_fetch_add_explicit(&trials[cls].ticket, 1, memory_order_relaxed) & 1 ? far : PF_NONE;
+}
+static int prefetch_form(int64_t input_bytes) { return prefetch_form_of(input_bytes, NULL); }
+
+static int64_t median_of_trials(_Atomic int64_t *v) {
+  int64_t a[PF_TRIALS];
+  for (int k = 0; k < PF_TRIALS; ++k) a[k] = atomic_load_explicit(&v[k], memory_order_relaxed);
+  for (int k = 1; k < PF_TRIALS; ++k)
+    for (int j = k; j > 0 && a[j] < a[j - 1]; --j) {
+      const int64_t t = a[j];
+      a[j] = a[j - 1];
+      a[j - 1] = t;
+    }
+  return a[PF_TRIALS / 2];
+}
+
+void redux_cpu_prefetch_report(const redux_cpu_plan *plan, redux_dtype out, int64_t input_bytes, int64_t ns) {
+  /* Only the float32 loop into float-class outputs has the form. */
+  if (!plan || plan->prefetch_trial < 1 || plan->prefetch_trial > 2 || !is_float_class(out) || input_bytes <= 0 ||
+      ns <= 0)
+    return;
+  prefetch_trials *t = &trials[plan->prefetch_trial - 1];
+  const int f = plan->far_prefetch != PF_NONE;
+  const int slot = atomic_fetch_add_explicit(&t->claimed[f], 1, memory_order_relaxed);
+  if (slot >= PF_TRIALS) return;
+  atomic_store_explicit(&t->ns_per_mib[f][slot], (int64_t)((double)ns * (1 << 20) / (double)input_bytes),
+                        memory_order_relaxed);
+  /* The last sample stored decides; acq_rel orders every earlier store before its reads. */
+  if (atomic_fetch_add_explicit(&t->stored, 1, memory_order_acq_rel) + 1 != 2 * PF_TRIALS) return;
+  const int far = plan->prefetch_trial == 2 ? PF_FAR_16K : PF_FAR_8K;
+  const int form = median_of_trials(t->ns_per_mib[1]) < median_of_trials(t->ns_per_mib[0]) ? far : PF_NONE;
+  atomic_store_explicit(&t->choice, form + 1, memory_order_release);
+}
+
+int redux_cpu_prefetch_choice(int size_class) {
+  if (size_class < 0 || size_class > 1) return -1;
+  return atomic_load_explicit(&trials[size_class].choice, memory_order_acquire) - 1;
 }
 
 /* Float-class outputs: fp64 lanes. LOAD converts one element to double. */
@@ -366,7 +448,6 @@ REDUX_HOT static int64_t partial_i64(const void *x, int64_t count) {
 
 /* ---- C API ---- */
 
-static int is_float_class(redux_dtype t) { return t == REDUX_F32 || t == REDUX_F16 || t == REDUX_BF16; }
 
 /* FAR: the float32 loop's prefetch form for the whole problem's input, of
  * which this range may be a part (prefetch_form). */
@@ -529,8 +610,10 @@ int64_t redux_cpu_sum_unit(redux_family family, redux_shape s) {
   return s.n > unit ? unit : s.n;
 }
 
-redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape s, redux_dtype in) {
-  redux_cpu_plan p = {0, 0, 0, 1, 1, 1, 0};
+/* The plan; TRIAL: whether its prefetch form may be a timed trial (only
+ * for callers that report the call's time). */
+static redux_cpu_plan plan_sum(redux_family family, redux_shape s, redux_dtype in, int trial) {
+  redux_cpu_plan p = {0, 0, 0, 1, 1, 1, 0, 0};
   const int64_t unit = redux_cpu_sum_unit(family, s);
   p.units = unit > 0 ? (s.n + unit - 1) / unit : 1;
   const int64_t blocks = family == REDUX_COLS ? col_blocks(s.inner) : 1;
@@ -543,8 +626,15 @@ redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape s, redux_dtyp
     p.finishes = s.outer * inner;
     p.finish_grain = family == REDUX_COLS ? 4096 : 64;
   }
-  p.far_prefetch = prefetch_form(s.outer * s.n * s.inner * redux_dtype_size(in));
+  const int64_t bytes = s.outer * s.n * s.inner * redux_dtype_size(in);
+  /* Trials only where the form is used: the float32 loop of full and rows sums. */
+  p.far_prefetch = trial && in == REDUX_F32 && family != REDUX_COLS ? prefetch_form_of(bytes, &p.prefetch_trial)
+                                                                     : prefetch_form(bytes);
   return p;
+}
+
+redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape s, redux_dtype in) {
+  return plan_sum(family, s, in, 1);
 }
 
 /* Partials of units [u0, u0 + k) for work items [begin, end) (item = (o,
@@ -617,7 +707,7 @@ redux_status redux_cpu_sum_unit_partials(redux_family family, redux_shape whole,
   if (outer_count < 1 || outer_count > whole.outer) return REDUX_ERR_SHAPE;
   /* The CPU tree of a slice does not depend on outer: plan the held slices. */
   const redux_shape s = {outer_count, whole.n, whole.inner};
-  const redux_cpu_plan p = redux_cpu_sum_plan(family, s, in);
+  const redux_cpu_plan p = plan_sum(family, s, in, 0);
   const int64_t k = unit_end - unit_begin;
   const int64_t blocks = family == REDUX_COLS ? col_blocks(s.inner) : 1;
   if (p.units < 2 || unit_begin < 0 || k < 1 || unit_end > p.units || item_begin < 0 || item_end < item_begin ||

@@ -103,10 +103,11 @@ typedef struct redux_cpu_acc {
 /* Which float32 loop this build runs on this CPU: "avx2+fma" (the adds as
  * fused multiply-adds) or "baseline"; both give the same bits. */
 const char *redux_cpu_float32_loop(void);
-/* The input size (bytes) from which that loop prefetches far ahead into the
- * L2 (8 KB ahead; from 4x this size, 16 KB ahead) instead of not at all:
- * half the L3, or the environment's REDUX_CPU_FAR_PREFETCH_BYTES. Speed
- * only: no bits depend on it. */
+/* The input size (bytes) from which that loop may prefetch far ahead into
+ * the L2 (8 KB ahead; from 4x this size, 16 KB ahead) instead of not at
+ * all: half the L3, or the environment's REDUX_CPU_FAR_PREFETCH_BYTES.
+ * Whether it does is measured per size class (redux_cpu_prefetch_report).
+ * Speed only: no bits depend on it. */
 int64_t redux_cpu_far_prefetch_bytes(void);
 
 /* Partial of a contiguous range of `count` input elements. */
@@ -144,10 +145,23 @@ typedef struct redux_cpu_plan {
   int64_t finish_grain;
   int64_t units;    /* units along n (redux_cpu_sum_unit) */
   int far_prefetch; /* the float32 loop's prefetch into the L2 (speed only):
-                       0 none (input under half the L3), 1 8 KB ahead, 2 16 KB
+                       0 none (always under half the L3), 1 8 KB ahead, 2 16 KB
                        ahead (from twice the L3) */
+  int prefetch_trial; /* nonzero: this call is one of the timed trials that
+                         choose far_prefetch for its size class; the caller
+                         reports its time (redux_cpu_prefetch_report) */
 } redux_cpu_plan;
 redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape shape, redux_dtype in);
+/* The time of a plan's items (all threads, wall clock) over an input of
+ * input_bytes into `out`; a no-op unless plan->prefetch_trial (and out is
+ * float-class: the only outputs of the loop that prefetches). After 7 trials of each
+ * form, a size class keeps the form of the lower median time per byte.
+ * REDUX_CPU_PREFETCH=size (far from the threshold, unmeasured) or =none
+ * turns the measuring off. Thread-safe. */
+void redux_cpu_prefetch_report(const redux_cpu_plan *plan, redux_dtype out, int64_t input_bytes, int64_t ns);
+/* The form a size class (0: half the L3 up to twice it, 1: beyond) keeps,
+ * or -1 while undecided or out of range. */
+int redux_cpu_prefetch_choice(int size_class);
 /* Work items [begin, end) of `plan` (made for the same family and shape). */
 redux_status redux_cpu_sum_items(const redux_cpu_plan *plan, redux_family family, redux_shape shape,
                                  const void *x, void *y, redux_cpu_acc *partials, int64_t begin, int64_t end,
