@@ -337,8 +337,9 @@ DEFINE_PARTIAL_D(partial_d_bf16, LOAD_BF16, 2)
 /* FAR: the prefetch form (PF_*), a constant at every call site (the
  * function is inlined), so each caller gets one loop with one kind of
  * prefetch. */
-__attribute__((target("avx2,fma"), always_inline)) static inline double f32_fma_lanes(const float *p,
-                                                                                    int64_t count, int far) {
+__attribute__((target("avx2,fma"), always_inline)) static inline void f32_fma_lane_vectors(const float *p,
+                                                                                         int64_t count, int far,
+                                                                                         v4d out[8]) {
   const __m256d one = _mm256_set1_pd(1.0);
   __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
   int64_t i = 0;
@@ -350,8 +351,20 @@ __attribute__((target("avx2,fma"), always_inline)) static inline double f32_fma_
     FMA_LANES(0); FMA_LANES(1); FMA_LANES(2); FMA_LANES(3);
     FMA_LANES(4); FMA_LANES(5); FMA_LANES(6); FMA_LANES(7);
   }
-  const v4d acc[8] = {(v4d)a0, (v4d)a1, (v4d)a2, (v4d)a3, (v4d)a4, (v4d)a5, (v4d)a6, (v4d)a7};
-  RETURN_LANES(acc, LOAD_F32, p, i, count);
+  out[0] = (v4d)a0, out[1] = (v4d)a1, out[2] = (v4d)a2, out[3] = (v4d)a3;
+  out[4] = (v4d)a4, out[5] = (v4d)a5, out[6] = (v4d)a6, out[7] = (v4d)a7;
+  if (i == count) return;
+  double lane[FLANES]; /* the tail's elements i, i + 1, ... to lanes 0, 1, ... */
+  memcpy(lane, out, sizeof lane);
+  for (int k = 0; i + k < count; ++k) lane[k] += (double)p[i + k];
+  memcpy(out, lane, sizeof lane);
+}
+/* The 32 lanes' sum (tree32_v gives tree32's bits). */
+__attribute__((target("avx2,fma"), always_inline)) static inline double f32_fma_lanes(const float *p,
+                                                                                    int64_t count, int far) {
+  v4d lanes[8];
+  f32_fma_lane_vectors(p, count, far, lanes);
+  return tree32_v(lanes);
 }
 #undef FMA_LANES
 
@@ -365,15 +378,22 @@ __attribute__((target("avx2,fma"))) static double partial_d_f32_fma(const void *
 /* Float32 rows [r0, r1) of length n into float32 outputs with the loop
  * inlined: what redux_cpu_sum_rows computes through partial and combine
  * (0.0 + the row's partial, rounded), without two calls and their checks
- * a row (rows of 1024: ~5 ns a row of ~62). */
+ * a row (rows of 1024: ~5 ns a row of ~62). A row's tree is added up after
+ * the next row's loop, from lanes kept in registers: its chain of dependent
+ * adds then overlaps that loop (same adds; one core in cache, rows of 1024
+ * 47.7 -> 45.8 us a 1M sum, rows of 256 55.5 -> 50.4; stop 37,
+ * bench/cpu_rows.c). */
 __attribute__((target("avx2,fma"), always_inline)) static inline void rows_f32_fma_loop(const float *x, float *y,
                                                                                         int64_t r0, int64_t r1,
                                                                                         int64_t n, int far) {
+  v4d prev[8];
   for (int64_t r = r0; r < r1; ++r) {
-    double hi = 0.0;
-    hi += f32_fma_lanes(x + r * n, n, far);
-    y[r] = (float)hi;
+    v4d cur[8];
+    f32_fma_lane_vectors(x + r * n, n, far, cur);
+    if (r > r0) y[r - 1] = (float)(0.0 + tree32_v(prev));
+    for (int k = 0; k < 8; ++k) prev[k] = cur[k];
   }
+  if (r1 > r0) y[r1 - 1] = (float)(0.0 + tree32_v(prev));
 }
 __attribute__((target("avx2,fma"))) static void rows_f32_fma(const float *x, float *y, int64_t r0, int64_t r1,
                                                                int64_t n, int far) {
