@@ -121,10 +121,11 @@ int main(int argc, char **argv) {
          (long long)n, rows * n * 4 / 1e6, rounds);
   for (int v = 0; v < kVariants; ++v) {
     qsort(t[v], rounds, sizeof(double), by_value);
-    const int same = memcmp(y[v], y[0], (size_t)rows * 4) == 0;
+    const char *bits = v == kVariants - 1                                ? "(fp32 accumulators: other bits by design)"
+                       : memcmp(y[v], y[0], (size_t)rows * 4) == 0 ? "same bits as product"
+                                                                     : "OTHER BITS";
     printf("  %-9s %8.1f (%8.1f)  %5.1f elements/ns  %s\n", vs[v].name, t[v][rounds / 2] / 1e3, t[v][0] / 1e3,
-           rows * n / t[v][rounds / 2],
-           v == kVariants - 1 ? "(fp32 accumulators: other bits by design)" : same ? "same bits as product" : "OTHER BITS");
+           rows * n / t[v][rounds / 2], bits);
   }
   return 0;
 }

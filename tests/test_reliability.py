@@ -175,8 +175,8 @@ def test_cpu_far_prefetch_changes_no_bits_through_the_op():
     KB ahead (REDUX_CPU_FAR_PREFETCH_BYTES=0), with none doing so (the
     threshold at 2^62, or REDUX_CPU_PREFETCH=none), with the forms by size
     from 128 KB (none, 8 KB or 16 KB ahead among the cases below), and
-    measured (the trials alternate forms): the same bits, full sums of one unit and of many, rows, a
-    sharded range's partials."""
+    measured (the trials alternate forms): the same bits, full sums of one
+    unit and of many, rows, a sharded range's partials."""
     code = ("import torch, redux\n"
             "g = torch.Generator().manual_seed(5)\n"
             "for shape, dim in (((100003,), None), ((3 * 32768 + 17,), None), ((64, 1000), [1]), ((5, 70001), [1]),\n"

@@ -334,9 +334,9 @@ DEFINE_PARTIAL_D(partial_d_bf16, LOAD_BF16, 2)
  * 13.9-16.6 in L3, the same out of cache (bench/results/cpu/cpu_loop.txt). */
 #define FMA_LANES(k) \
   a##k = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(p + i + 4 * k)), one, a##k)
-/* FAR: the prefetch form (PF_*), a constant at every call site (the
- * function is inlined), so each caller gets one loop with one kind of
- * prefetch. */
+/* The 32 lanes of `count` elements into OUT (eight 4-wide vectors). FAR:
+ * the prefetch form (PF_*), a constant at every call site (the function is
+ * inlined), so each caller gets one loop with one kind of prefetch. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void f32_fma_lane_vectors(const float *p,
                                                                                          int64_t count, int far,
                                                                                          v4d out[8]) {
@@ -467,7 +467,6 @@ REDUX_HOT static int64_t partial_i64(const void *x, int64_t count) {
 }
 
 /* ---- C API ---- */
-
 
 /* FAR: the float32 loop's prefetch form for the whole problem's input, of
  * which this range may be a part (prefetch_form). */

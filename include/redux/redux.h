@@ -153,11 +153,11 @@ typedef struct redux_cpu_plan {
 } redux_cpu_plan;
 redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape shape, redux_dtype in);
 /* The time of a plan's items (all threads, wall clock) over an input of
- * input_bytes into `out`; a no-op unless plan->prefetch_trial (and out is
- * float-class: the only outputs of the loop that prefetches). After 7 trials of each
- * form, a size class keeps the form of the lower median time per byte.
- * REDUX_CPU_PREFETCH=size (far from the threshold, unmeasured) or =none
- * turns the measuring off. Thread-safe. */
+ * input_bytes into `out`; a no-op unless plan->prefetch_trial and `out` is
+ * float-class (the outputs of the only loop that prefetches). After 7
+ * trials of each form, a size class keeps the form of the lower median
+ * time per byte. REDUX_CPU_PREFETCH=size (far from the threshold,
+ * unmeasured) or =none turns the measuring off. Thread-safe. */
 void redux_cpu_prefetch_report(const redux_cpu_plan *plan, redux_dtype out, int64_t input_bytes, int64_t ns);
 /* The form a size class (0: half the L3 up to twice it, 1: beyond) keeps,
  * or -1 while undecided or out of range. */
