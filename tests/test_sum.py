@@ -208,3 +208,29 @@ def test_python_wrapper_is_the_op():
     assert torch.equal(redux.sum(x, dim=(0, 1), keepdim=True), torch.ops.redux.sum(x, [0, 1], True))
     assert redux.sum(x, dtype=torch.float64).dtype == torch.float64
     assert redux.sum.__doc__ and "torch.sum" in redux.sum.__doc__
+
+
+@pytest.mark.parametrize("dim", [None, 1, -1, [0, 1], []])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", [None, torch.float64])
+def test_python_wrappers_give_the_ops_bits(dim, keepdim, dtype):
+    """redux.sum / redux.mean call the ops' overloads (with or without the
+    dtype keyword): the same results, bit for bit, as torch.ops.redux.*."""
+    x = random_tensor((33, 70), torch.float32, "cpu", seed=3)
+    dims = [dim] if isinstance(dim, int) else dim
+    for wrapper, op in ((redux.sum, torch.ops.redux.sum), (redux.mean, torch.ops.redux.mean)):
+        got = wrapper(x, dim, keepdim, dtype=dtype)
+        want = op(x, dims, keepdim, dtype=dtype)
+        assert got.dtype == want.dtype and got.shape == want.shape and torch.equal(got, want), wrapper.__name__
+
+
+def test_python_wrappers_trace_whole():
+    """redux.sum and redux.mean inside torch.compile(fullgraph=True): one
+    graph, the results of eager mode."""
+    x = random_tensor((16, 40), torch.float32, "cpu", seed=4)
+
+    def f(t):
+        return redux.sum(t, 1) + redux.mean(t, 1, dtype=torch.float64).float()
+
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+    assert torch.equal(compiled(x), f(x))
