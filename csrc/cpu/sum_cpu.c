@@ -126,14 +126,15 @@ static inline uint16_t float_to_bf16(float f) {
  * second host (below). */
 #define PREFETCH_FAR(p, i, elem, bytes) __builtin_prefetch((const char *)(p) + (i) * (elem) + (bytes), 0, 1)
 
-/* The float32 FMA loop's prefetch by input size (stop 36; measured on a
- * second 2-core host, AMD EPYC with AVX-512, bench/results/cpu/
+/* The float32 FMA loop's prefetch forms by input size (stop 36; measured on
+ * a second 2-core host, AMD EPYC with AVX-512, bench/results/cpu/
  * cpu_prefetch.txt, beside stop 34's Zen 3 runs): an input under half the
  * L3 gets none, since there 1 KB ahead into the L1 cost 14-27% against no
- * prefetch (Zen 3: within 1-4%); half the L3 up to twice it, 8 KB ahead
- * into the L2 (the best of both hosts at 4M, 16 MB); from twice the L3,
- * 16 KB ahead (16M, 64 MB: 0.74-0.82x the fp32 loop against 8 KB's
- * 0.88-0.99 on the second host, level with 8 KB on Zen 3). */
+ * prefetch (Zen 3: within 1-4%); the far form of half the L3 up to twice
+ * it is 8 KB ahead into the L2 (the best of both hosts at 4M, 16 MB), from
+ * twice the L3 16 KB ahead (16M, 64 MB: 0.74-0.82x the fp32 loop against
+ * 8 KB's 0.88-0.99 on the second host, level with 8 KB on Zen 3). Whether
+ * a class takes its far form or none is measured (below). */
 enum { PF_NONE = 0, PF_FAR_8K = 1, PF_FAR_16K = 2 };
 #define PREFETCH_FAR_BYTES(form) ((form) == PF_FAR_16K ? 16384 : 8192)
 
