@@ -315,6 +315,7 @@ def measure(entries, sizes, args, turn=_child_turn):
     gpu = ""
     gauges = []  # the usual flush launch of every kept turn: the run's usual is their median
     names = list(entries)
+    started = time.monotonic()
     # A first turn of no timed calls for each entry: it is loaded (the
     # export is compiled, minutes on a fresh machine, a host busy for a
     # while after) and checked at every size before any entry is timed.
@@ -325,6 +326,7 @@ def measure(entries, sizes, args, turn=_child_turn):
             errors[name] = why if got is None else got["error"]
         else:
             gpu = got["gpu"] or gpu
+    sys.stderr.write(f"entries loaded and checked ({time.monotonic() - started:.0f} s)\n")
     rounds = math.ceil(args.runs / SAMPLES_PER_TURN)
     for r in range(rounds):
         count = min(SAMPLES_PER_TURN, args.runs - r * SAMPLES_PER_TURN)
@@ -350,7 +352,9 @@ def measure(entries, sizes, args, turn=_child_turn):
                     if got["error"]:
                         errors[name] = got["error"]
                 break
-        sys.stderr.write(f"\rround {r + 1}/{rounds}")
+        # Elapsed time and turns given up so far: why a run outgrows its call on a busy host.
+        sys.stderr.write(f"\rround {r + 1}/{rounds} ({time.monotonic() - started:.0f} s, "
+                         f"{sum(retaken['turns'].values())} turns taken again)")
     sys.stderr.write("\n")
     return samples, retaken, errors, gpu
 
