@@ -1,13 +1,15 @@
 """Host cost of a CPU call, warm and right after a streamed input (evidence
 tool, not a test; leaderboard/PERFORMANCE.md "Stop 37, CPU").
 
-torch.ops.redux.sum, the redux.sum wrapper and torch.sum on a small input
+torch.ops.redux.sum, the redux.sum wrapper (since stop 38 its eager entry,
+redux._C.sum, for plain tensors) and torch.sum on a small input
 (32 x 32, over dim 1), one thread, median of CALLS calls: alone (the host
 path warm in the caches), and each call right after a direct ctypes call
 of the C kernel
 redux_cpu_sum_rows over ROWS x N floats (the kernel streams its input
-through the caches the host path lives in). Then the op and the direct C
-call on the big input itself: what the op adds to the kernel there.
+through the caches the host path lives in). Then the op, redux.sum and
+the direct C call on the big input itself: what each adds to the kernel
+there.
 
     python bench/cpu_host.py [--rows 1024] [--n 1024] [--calls 3000]
 """
@@ -61,8 +63,9 @@ def main():
         print(f"  {name:20s} 32 x 32: alone {warm:6.2f}   right after the streamed sum {cold:6.2f}")
     direct = median_us(stream, nothing, args.calls)
     op = median_us(lambda: torch.ops.redux.sum(big, [1]), nothing, args.calls)
+    wrapper = median_us(lambda: redux.sum(big, 1), nothing, args.calls)
     print(f"  the streamed input itself: the C kernel through ctypes {direct:7.2f}, torch.ops.redux.sum {op:7.2f} "
-          f"(+{op - direct:.2f})")
+          f"(+{op - direct:.2f}), redux.sum {wrapper:7.2f} (+{wrapper - direct:.2f})")
 
 
 if __name__ == "__main__":

@@ -210,18 +210,141 @@ def test_python_wrapper_is_the_op():
     assert redux.sum.__doc__ and "torch.sum" in redux.sum.__doc__
 
 
-@pytest.mark.parametrize("dim", [None, 1, -1, [0, 1], []])
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dim", [None, 1, -1, [0, 1], (1, 0), []])
 @pytest.mark.parametrize("keepdim", [False, True])
 @pytest.mark.parametrize("dtype", [None, torch.float64])
-def test_python_wrappers_give_the_ops_bits(dim, keepdim, dtype):
-    """redux.sum / redux.mean call the ops' overloads (with or without the
-    dtype keyword): the same results, bit for bit, as torch.ops.redux.*."""
-    x = random_tensor((33, 70), torch.float32, "cpu", seed=3)
+def test_python_wrappers_give_the_ops_bits(device, dim, keepdim, dtype):
+    """redux.sum / redux.mean on a plain tensor (the eager entry, _C.sum /
+    _C.mean): the same results, bit for bit, as torch.ops.redux.*."""
+    x = random_tensor((33, 70), torch.float32, device, seed=3)
     dims = [dim] if isinstance(dim, int) else dim
     for wrapper, op in ((redux.sum, torch.ops.redux.sum), (redux.mean, torch.ops.redux.mean)):
         got = wrapper(x, dim, keepdim, dtype=dtype)
         want = op(x, dims, keepdim, dtype=dtype)
         assert got.dtype == want.dtype and got.shape == want.shape and torch.equal(got, want), wrapper.__name__
+    ints = (x * 10).to(torch.int32)
+    assert torch.equal(redux.sum(ints, dim, keepdim), torch.ops.redux.sum(ints, dims, keepdim))
+
+
+def _spy_eager_entries(monkeypatch):
+    """Records each call of redux._C.sum / redux._C.mean."""
+    calls = []
+    for name in ("sum", "mean"):
+        real = getattr(redux._C, name)
+        monkeypatch.setattr(redux._C, name, lambda *a, real=real, name=name: calls.append(name) or real(*a))
+    return calls
+
+
+def test_python_wrappers_take_the_eager_entry_for_plain_tensors(monkeypatch):
+    calls = _spy_eager_entries(monkeypatch)
+    x = random_tensor((6, 7), torch.float32, "cpu", seed=5)
+    redux.sum(x, 1)
+    redux.mean(x, dtype=torch.float64)
+    assert calls == ["sum", "mean"]
+
+
+def test_python_wrappers_give_subclasses_and_function_modes_the_op(monkeypatch):
+    """A tensor subclass's __torch_function__ and an active TorchFunctionMode
+    see torch.ops.redux.sum / mean, as before the eager entry existed."""
+    calls = _spy_eager_entries(monkeypatch)
+    seen = []
+
+    class Logged(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    class Mode(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x = random_tensor((6, 7), torch.float32, "cpu", seed=6)
+    logged = x.as_subclass(Logged)
+    assert torch.equal(redux.sum(logged, 1).as_subclass(torch.Tensor), torch.ops.redux.sum(x, [1]))
+    with Mode():
+        assert torch.equal(redux.mean(x, 0), torch.ops.redux.mean(x, [0]))
+    assert torch.ops.redux.sum.default in seen and torch.ops.redux.mean.default in seen
+    assert calls == []
+
+
+def test_eager_entry_goes_through_the_dispatcher():
+    """The eager entry is the op: a TorchDispatchMode sees redux::sum, and
+    autograd gives torch.sum's gradients."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Mode(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x = random_tensor((5, 9), torch.float32, "cpu", seed=7).requires_grad_()
+    with Mode():
+        redux.sum(x.detach(), 1)
+    assert torch.ops.redux.sum.default in seen
+    (redux.sum(x, 1) * torch.arange(5.0)).sum().backward()
+    assert torch.equal(x.grad, torch.arange(5.0)[:, None].expand(5, 9))
+    x.grad = None
+    redux.mean(x).backward()
+    assert torch.allclose(x.grad, torch.full((5, 9), 1 / 45))
+
+
+def test_eager_entry_takes_torch_sums_dim_forms():
+    """Ints with __index__ (numpy's), torch.Size and tuples, as torch.sum takes them."""
+    np = pytest.importorskip("numpy")
+    x = random_tensor((4, 5, 6), torch.float32, "cpu", seed=9)
+    for dim in (np.int64(1), [np.int32(0), 2], torch.Size([1, 2]), (-1,)):
+        dims = [int(d) for d in dim] if isinstance(dim, (list, tuple)) else [int(dim)]
+        assert torch.equal(redux.sum(x, dim), torch.ops.redux.sum(x, dims)), dim
+        assert redux.sum(x, dim).shape == torch.sum(x, dims).shape
+
+
+def test_eager_entry_names_the_bad_argument():
+    x = random_tensor((4, 5), torch.float32, "cpu", seed=8)
+    for kwargs, arg in (({"dim": "a"}, "dim"), ({"dim": 1.5}, "dim"), ({"dim": [0, "a"]}, "dim"),
+                        ({"dim": True}, "dim"), ({"keepdim": 1}, "keepdim"), ({"dtype": "float"}, "dtype")):
+        for wrapper in (redux.sum, redux.mean):
+            with pytest.raises(TypeError, match=f"argument '{arg}'"):
+                wrapper(x, **kwargs)
+    with pytest.raises(TypeError, match="expected \\(input, dim, keepdim, dtype\\)"):
+        redux._C.sum(x)
+    with pytest.raises(TypeError, match="argument 'input' must be a Tensor"):
+        redux._C.sum([1.0], None, False, None)
+    # Errors of the op itself come through unchanged.
+    ints = torch.arange(20).reshape(4, 5)
+    for wrapper, op, t, dim in ((redux.sum, torch.ops.redux.sum, x, 5), (redux.sum, torch.ops.redux.sum, x, [0, 0]),
+                                (redux.mean, torch.ops.redux.mean, ints, 1)):
+        with pytest.raises(Exception) as eager:
+            wrapper(t, dim)
+        with pytest.raises(Exception) as direct:
+            op(t, [dim] if isinstance(dim, int) else dim)
+        assert type(eager.value) is type(direct.value) and str(eager.value) == str(direct.value)
+
+
+def test_eager_entry_from_many_threads():
+    """Threads calling redux.sum at once (the entry runs the op without the
+    GIL) each get their own tensor's bits."""
+    import threading
+
+    xs = [random_tensor((64, 300), torch.float32, "cpu", seed=20 + i) for i in range(4)]
+    want = [torch.ops.redux.sum(x, [1]) for x in xs]
+    bad = []
+
+    def work(i):
+        for _ in range(200):
+            if not torch.equal(redux.sum(xs[i], 1), want[i]):
+                bad.append(i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert bad == []
 
 
 def test_python_wrappers_trace_whole():

@@ -1,6 +1,7 @@
 // The one TORCH_LIBRARY block: every schema of the redux namespace, and the
-// Python module redux._C, whose one function hands the variants table
-// (include/redux/variants.h) to redux/variants.py.
+// Python module redux._C: variants() hands the variants table
+// (include/redux/variants.h) to redux/variants.py; sum() and mean() are
+// redux.sum's and redux.mean's eager entries (eager.cpp).
 // Backend implementations: sum_cpu.cpp, sum_cuda.cpp, sum_meta.cpp, mean.cpp,
 // sharded*.cpp, ladder*.cpp, probe*.cpp, contest.cpp; autograd: autograd.cpp.
 #include <Python.h>
@@ -8,6 +9,7 @@
 
 #include <string>
 
+#include "eager.h"
 #include "ladder.h"
 
 namespace {
@@ -42,6 +44,10 @@ PyObject *variants_table(PyObject *, PyObject *) {
 
 PyMethodDef kMethods[] = {
     {"variants", variants_table, METH_NOARGS, "The variants table: (rung, name, deterministic, general, idea) rows."},
+    {"sum", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::eager_sum)), METH_FASTCALL,
+     "redux.sum's eager entry: sum(input, dim, keepdim, dtype) through the dispatcher (eager.cpp)."},
+    {"mean", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::eager_mean)), METH_FASTCALL,
+     "redux.mean's eager entry: mean(input, dim, keepdim, dtype) through the dispatcher (eager.cpp)."},
     {nullptr, nullptr, 0, nullptr},
 };
 
