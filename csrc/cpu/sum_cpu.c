@@ -282,12 +282,20 @@ static inline double tree32(const double l[FLANES]) {
  * 4j + 3): the same adds in the same order, kept in registers. In-cache rows
  * of 1-4K elements spent a third of their time in the array version's
  * stores and reloads. */
+static inline void tree32_first_level(const v4d a[8], v4d b[4]) {
+  for (int k = 0; k < 4; ++k) b[k] = a[k] + a[k + 4]; /* lanes k + (k + 16) */
+}
+/* The levels after the first, from its four vectors. */
+static inline double tree32_rest(const v4d b[4]) {
+  const v4d c0 = b[0] + b[2], c1 = b[1] + b[3];    /* k + (k + 8) */
+  const v4d d = c0 + c1;                           /* k + (k + 4) */
+  const double e0 = d[0] + d[2], e1 = d[1] + d[3]; /* k + (k + 2) */
+  return e0 + e1;                                  /* 0 + 1 */
+}
 static inline double tree32_v(const v4d a[8]) {
-  const v4d b0 = a[0] + a[4], b1 = a[1] + a[5], b2 = a[2] + a[6], b3 = a[3] + a[7]; /* k + (k + 16) */
-  const v4d c0 = b0 + b2, c1 = b1 + b3;                            /* k + (k + 8) */
-  const v4d d = c0 + c1;                                           /* k + (k + 4) */
-  const double e0 = d[0] + d[2], e1 = d[1] + d[3];                 /* k + (k + 2) */
-  return e0 + e1;                                                  /* 0 + 1 */
+  v4d b[4];
+  tree32_first_level(a, b);
+  return tree32_rest(b);
 }
 
 /* Returns the 32 lanes' sum: the tree in registers when the loop took every
@@ -379,22 +387,24 @@ __attribute__((target("avx2,fma"))) static double partial_d_f32_fma(const void *
 /* Float32 rows [r0, r1) of length n into float32 outputs with the loop
  * inlined: what redux_cpu_sum_rows computes through partial and combine
  * (0.0 + the row's partial, rounded), without two calls and their checks
- * a row (rows of 1024: ~5 ns a row of ~62). A row's tree is added up after
- * the next row's loop, from lanes kept in registers: its chain of dependent
- * adds then overlaps that loop (same adds; one core in cache, rows of 1024
- * 47.7 -> 45.8 us a 1M sum, rows of 256 55.5 -> 50.4; stop 37,
- * bench/cpu_rows.c). */
+ * a row (rows of 1024: ~5 ns a row of ~62). A row's tree is finished after
+ * the next row's loop: its chain of dependent adds then overlaps that loop
+ * (same adds; one core in cache, rows of 1024 47.7 -> 45.8 us a 1M sum,
+ * rows of 256 55.5 -> 50.4; stop 37, bench/cpu_rows.c). Its first level
+ * is added at once, so four vectors wait instead of eight and stay in
+ * registers beside the loop's eight accumulators (46.2-46.6 -> 45.0-45.4
+ * us; stop 38). */
 __attribute__((target("avx2,fma"), always_inline)) static inline void rows_f32_fma_loop(const float *x, float *y,
                                                                                         int64_t r0, int64_t r1,
                                                                                         int64_t n, int far) {
-  v4d prev[8];
+  v4d prev[4];
   for (int64_t r = r0; r < r1; ++r) {
     v4d cur[8];
     f32_fma_lane_vectors(x + r * n, n, far, cur);
-    if (r > r0) y[r - 1] = (float)(0.0 + tree32_v(prev));
-    for (int k = 0; k < 8; ++k) prev[k] = cur[k];
+    if (r > r0) y[r - 1] = (float)(0.0 + tree32_rest(prev));
+    tree32_first_level(cur, prev);
   }
-  if (r1 > r0) y[r1 - 1] = (float)(0.0 + tree32_v(prev));
+  if (r1 > r0) y[r1 - 1] = (float)(0.0 + tree32_rest(prev));
 }
 __attribute__((target("avx2,fma"))) static void rows_f32_fma(const float *x, float *y, int64_t r0, int64_t r1,
                                                                int64_t n, int far) {
