@@ -270,6 +270,24 @@ def test_python_wrappers_give_subclasses_and_function_modes_the_op(monkeypatch):
     assert calls == []
 
 
+def test_python_wrappers_export_and_fx_record_the_ops():
+    """torch.export and torch.fx see redux.sum / redux.mean as the ops'
+    nodes (their tracers take the torch.ops call), with eager's results."""
+
+    class M(torch.nn.Module):
+        def forward(self, t):
+            return redux.sum(t, 1) + redux.mean(t, 1)
+
+    x = random_tensor((4, 8), torch.float32, "cpu", seed=10)
+    ops = {torch.ops.redux.sum.default, torch.ops.redux.mean.default}
+    exported = torch.export.export(M(), (x,))
+    assert ops <= {n.target for n in exported.graph.nodes if n.op == "call_function"}
+    assert torch.equal(exported.module()(x), M()(x))
+    traced = torch.fx.symbolic_trace(M())
+    assert ops <= {n.target for n in traced.graph.nodes if n.op == "call_function"}
+    assert torch.equal(traced(x), M()(x))
+
+
 def test_eager_entry_goes_through_the_dispatcher():
     """The eager entry is the op: a TorchDispatchMode sees redux::sum, and
     autograd gives torch.sum's gradients."""
