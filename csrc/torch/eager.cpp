@@ -8,6 +8,7 @@
 // here, only argument conversion.
 #include <Python.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/util/ScopeExit.h>
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -38,14 +39,15 @@ std::optional<std::vector<int64_t>> parse_dim(const char *op, PyObject *dim) {
   if (is_dim_int(dim)) return std::vector<int64_t>{dim_int(dim)};
   TORCH_CHECK_TYPE(PyList_Check(dim) || PyTuple_Check(dim), op, ": argument 'dim' must be None, an int or a ",
                    "sequence of ints, got ", Py_TYPE(dim)->tp_name);
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(dim);
-  PyObject **items = PySequence_Fast_ITEMS(dim);
   std::vector<int64_t> dims;
-  dims.reserve(n);
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    TORCH_CHECK_TYPE(is_dim_int(items[i]), op, ": argument 'dim' must be a sequence of ints, got an element of ",
-                     "type ", Py_TYPE(items[i])->tp_name);
-    dims.push_back(dim_int(items[i]));
+  // The size and item re-read each time: an element's __index__ may change a list.
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(dim); ++i) {
+    PyObject *item = PySequence_Fast_GET_ITEM(dim, i);
+    TORCH_CHECK_TYPE(is_dim_int(item), op, ": argument 'dim' must be a sequence of ints, got an element of ",
+                     "type ", Py_TYPE(item)->tp_name);
+    Py_INCREF(item);
+    const auto release = c10::make_scope_exit([item] { Py_DECREF(item); });  // also when dim_int throws
+    dims.push_back(dim_int(item));
   }
   return dims;
 }
