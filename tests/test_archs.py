@@ -31,7 +31,7 @@ def test_kernels_and_exports_compile_for_every_architecture(tmp_path):
                    if f.endswith(".cu"))
     for op in ("sum", "sum_last_block"):  # the product's export and the rungs' (one file serves every rung)
         path = tmp_path / f"export_{op}_kernels.cu"
-        path.write_text(export.build_cuda_source(op=op, sources=export.kernel_sources(op)))
+        path.write_text(export.carried_source(op=op, sources=export.kernel_sources(op)))
         units.append(str(path))
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
         results = list(pool.map(lambda u: compile_for_all_archs(u, str(tmp_path / (os.path.basename(u) + ".o"))),
