@@ -2,7 +2,7 @@
 // redux.mean. They call the registered ops through the dispatcher (every
 // kernel, autograd and dispatch mode as torch.ops would) but take their
 // arguments straight from Python, as torch.sum's own binding does: the
-// torch.ops call's schema-driven argument parsing cost ~1.3 us of host time
+// torch.ops call's schema-driven argument parsing cost ~2 us of host time
 // a call (stop 38, bench/cpu_host.py). redux/__init__.py uses them only for
 // plain tensors outside tracing and __torch_function__ modes; no arithmetic
 // here, only argument conversion.
