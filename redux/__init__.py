@@ -34,7 +34,8 @@ _SUM = torch.ops.redux.sum.default
 _MEAN = torch.ops.redux.mean.default
 _TENSOR = torch.Tensor
 _compiling = torch.compiler.is_compiling
-_function_mode = torch._C._is_torch_function_mode_enabled
+# A private torch function: where a torch lacks it, every call takes torch.ops.
+_function_mode = getattr(torch._C, "_is_torch_function_mode_enabled", lambda: True)
 
 
 def _eager(input):
