@@ -17,11 +17,10 @@
 #include <vector>
 
 #include "eager.h"
+#include "plan.h"
 
 namespace redux_shim {
 namespace {
-
-using SumFn = at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>);
 
 // An int of dim: a Python int or anything with __index__ (a numpy integer),
 // never a bool (torch.sum refuses those too).

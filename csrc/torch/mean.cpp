@@ -13,8 +13,6 @@ namespace {
 
 constexpr const char *kOp = "redux.mean";
 
-using SumFn = at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>);
-
 at::Tensor mean_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<at::ScalarType> dtype) {
   TORCH_CHECK(self.defined(), kOp, ": argument 'self' is an undefined tensor");

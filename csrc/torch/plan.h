@@ -14,6 +14,10 @@
 
 namespace redux_shim {
 
+// The C++ signature of redux::sum and redux::mean (their schemas: ops.cpp),
+// for typed dispatcher calls.
+using SumFn = at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>);
+
 struct SumPlan {
   at::Tensor input;        // what the kernel reads: dense, maybe converted or copied
   at::ScalarType out_dtype;
