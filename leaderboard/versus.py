@@ -3,7 +3,7 @@ against torch.sum and any competition-style submission files, the
 competition's way, in one run.
 
 First each entry is loaded (the export compiled) and checked at every
-size, in a process of its own. Then the parent takes the samples in
+size, each in a process of its own, all at once. Then the parent takes the samples in
 rounds. In each round every entry, in an order that rotates, takes one
 turn in a fresh child process of its own (as the competition's runner gives
 each submission its own process): the child loads the entry, checks it at
@@ -260,13 +260,19 @@ def _context():
     return ctx
 
 
-def run_child(ctx, target, args, timeout_s=CHILD_TIMEOUT_S):
-    """target(conn, *args) in a new process, waited for until it has exited
-    (so its CUDA context is gone); (what it sent, '') or (None, why not)."""
+def start_child(ctx, target, args):
+    """target(conn, *args) started in a new process: (process, the pipe's
+    end it answers on)."""
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=target, args=(send, *args), daemon=True)
     proc.start()
     send.close()
+    return proc, recv
+
+
+def wait_child(proc, recv, timeout_s=CHILD_TIMEOUT_S):
+    """Waits for a started child until it has exited (so its CUDA context is
+    gone): (what it sent, '') or (None, why not)."""
     got, why = None, ""
     try:
         if recv.poll(timeout_s):
@@ -283,6 +289,12 @@ def run_child(ctx, target, args, timeout_s=CHILD_TIMEOUT_S):
     if got is None and not why:
         why = f"its process died (exit code {proc.exitcode})"
     return got, why
+
+
+def run_child(ctx, target, args, timeout_s=CHILD_TIMEOUT_S):
+    """target(conn, *args) in a new process, waited for until it has exited:
+    (what it sent, '') or (None, why not)."""
+    return wait_child(*start_child(ctx, target, args), timeout_s)
 
 
 def entries_from(files, tmp):
@@ -319,9 +331,13 @@ def measure(entries, sizes, args, turn=_child_turn):
     # A first turn of no timed calls for each entry: it is loaded (the
     # export is compiled, minutes on a fresh machine, a host busy for a
     # while after) and checked at every size before any entry is timed.
+    # These turns run at once, each in its own process (nothing is timed
+    # yet), so the compiles of the export and the files overlap.
+    loading = {name: start_child(ctx, turn, (entries[name], sizes, args.seed, args.mode == "leaderboard", 0, False,
+                                             0.0, True)) for name in names}
+    deadline = time.monotonic() + CHILD_TIMEOUT_S
     for name in names:
-        got, why = run_child(ctx, turn, (entries[name], sizes, args.seed, args.mode == "leaderboard", 0, False,
-                                         0.0, True))
+        got, why = wait_child(*loading[name], max(1.0, deadline - time.monotonic()))
         if got is None or got["error"]:
             errors[name] = why if got is None else got["error"]
         else:

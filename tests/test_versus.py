@@ -209,6 +209,35 @@ def _scripted_turn(conn, path, sizes, seed, ranked, count, retake, run_usual_ns,
     conn.close()
 
 
+def _rendezvous_turn(conn, path, sizes, seed, ranked, count, retake, run_usual_ns, last_try):
+    """A turn without a GPU whose load-and-check turn (count 0) leaves a
+    mark beside `path` and answers only once every entry's mark is there:
+    entries loaded one after another never all get there."""
+    if count == 0:
+        folder = os.path.dirname(path)
+        open(path + ".loading", "w").close()
+        deadline = time.monotonic() + 20
+        while len([f for f in os.listdir(folder) if f.endswith(".loading")]) < 3:
+            if time.monotonic() > deadline:
+                conn.send(versus._result(error="loaded alone"))
+                conn.close()
+                return
+            time.sleep(0.05)
+    conn.send(versus._result("fake", {s: [1.0] * count for s in sizes}, {s: 0 for s in sizes}, gauge_ns=10.0))
+    conn.close()
+
+
+def test_entries_are_loaded_at_once_then_timed_one_at_a_time(tmp_path):
+    """measure: the load-and-check turns (the export's compile, minutes on
+    a fresh machine) overlap; the timed rounds still follow them."""
+    import argparse
+    entries = {name: str(tmp_path / name) for name in "abc"}
+    args = argparse.Namespace(runs=10, seed=0, mode="leaderboard", no_retake=False)
+    samples, retaken, errors, gpu = versus.measure(entries, [1000], args, turn=_rendezvous_turn)
+    assert errors == {} and gpu == "fake"
+    assert all(samples[name][1000] == [1.0] * 10 for name in "abc")
+
+
 @pytest.mark.parametrize("retake", [True, False])
 def test_rounds_take_turns_and_take_a_busy_turn_again(retake):
     """measure: every round gives each entry one turn of `count` calls a
