@@ -40,6 +40,8 @@ def test_report_ranks_by_mean_and_states_the_ratios():
     assert lines[4].startswith("read floor ") and lines[5].startswith("read floor 16K")
     assert "best other entry's: 0.8" in text and "read floor's: 1.130" in text and "read floor 16K's: 1.196" in text
     assert "broken: REJECTED" in text
+    # redux's 1000: mean 31/3 over median 10 (torch.sum's 1000: 37/3 over 12)
+    assert "largest mean over median: redux's, 1.03x at 1000" in text
 
 
 def test_report_states_the_retakes_and_the_gauge_they_used():
