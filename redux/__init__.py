@@ -18,9 +18,10 @@ import torch
 from . import _C  # noqa: F401  loads the native library: registers torch.ops.redux.* (all backends, Meta, autograd)
 from .switch import disable, enable, enabled, is_enabled
 from .variants import VARIANTS, Variant, by_name
-from . import distributed
+from . import batching, distributed
 
 distributed._register_dtensor_rules_when_loaded()
+batching.register()
 
 __all__ = ["sum", "mean", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
            "has_cuda_kernels"]
