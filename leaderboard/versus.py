@@ -312,6 +312,26 @@ def entries_from(files, tmp):
     return entries
 
 
+def load_all(ctx, entries, sizes, args, turn):
+    """A first turn of no timed calls for each entry: it is loaded (the
+    export is compiled, minutes on a fresh machine, a host busy for a while
+    after) and checked at every size before any entry is timed. These turns
+    run at once, each in its own process (nothing is timed yet), so the
+    compiles of the export and the files overlap. Returns ({name: error},
+    gpu name)."""
+    errors, gpu = {}, ""
+    loading = {name: start_child(ctx, turn, (path, sizes, args.seed, args.mode == "leaderboard", 0, False, 0.0, True))
+               for name, path in entries.items()}
+    deadline = time.monotonic() + CHILD_TIMEOUT_S
+    for name, child in loading.items():
+        got, why = wait_child(*child, max(1.0, deadline - time.monotonic()))
+        if got is None or got["error"]:
+            errors[name] = why if got is None else got["error"]
+        else:
+            gpu = got["gpu"] or gpu
+    return errors, gpu
+
+
 def measure(entries, sizes, args, turn=_child_turn):
     """Rounds of turns: in each round every entry, in an order that rotates,
     takes one turn in a process of its own, which exits before the next
@@ -323,25 +343,10 @@ def measure(entries, sizes, args, turn=_child_turn):
     ctx = _context()
     samples = {name: {s: [] for s in sizes} for name in entries}
     retaken = {"calls": {name: {s: 0 for s in sizes} for name in entries}, "turns": {name: 0 for name in entries}}
-    errors = {}
-    gpu = ""
     gauges = []  # the usual flush launch of every kept turn: the run's usual is their median
     names = list(entries)
     started = time.monotonic()
-    # A first turn of no timed calls for each entry: it is loaded (the
-    # export is compiled, minutes on a fresh machine, a host busy for a
-    # while after) and checked at every size before any entry is timed.
-    # These turns run at once, each in its own process (nothing is timed
-    # yet), so the compiles of the export and the files overlap.
-    loading = {name: start_child(ctx, turn, (entries[name], sizes, args.seed, args.mode == "leaderboard", 0, False,
-                                             0.0, True)) for name in names}
-    deadline = time.monotonic() + CHILD_TIMEOUT_S
-    for name in names:
-        got, why = wait_child(*loading[name], max(1.0, deadline - time.monotonic()))
-        if got is None or got["error"]:
-            errors[name] = why if got is None else got["error"]
-        else:
-            gpu = got["gpu"] or gpu
+    errors, gpu = load_all(ctx, entries, sizes, args, turn)
     sys.stderr.write(f"entries loaded and checked ({time.monotonic() - started:.0f} s)\n")
     rounds = math.ceil(args.runs / SAMPLES_PER_TURN)
     for r in range(rounds):
