@@ -2,7 +2,8 @@
 tool, not a test; leaderboard/PERFORMANCE.md "Stop 37, CPU").
 
 torch.ops.redux.sum, the redux.sum wrapper (since stop 38 its eager entry,
-redux._C.sum, for plain tensors) and torch.sum on a small input
+redux._C.sum, for plain tensors), torch.sum and torch.ops.aten.sum (torch's
+own op through the torch.ops route, since stop 39) on a small input
 (32 x 32, over dim 1), one thread, median of CALLS calls: alone (the host
 path warm in the caches), and each call right after a direct ctypes call
 of the C kernel
@@ -58,7 +59,9 @@ def main():
           f"({args.rows * args.n * 4 / 2**20:.1f} MiB)")
     for name, fn in (("torch.ops.redux.sum", lambda: torch.ops.redux.sum(small, [1])),
                      ("redux.sum", lambda: redux.sum(small, 1)),
-                     ("torch.sum", lambda: torch.sum(small, [1]))):
+                     ("torch.sum", lambda: torch.sum(small, [1])),
+                     # torch's own op through the torch.ops route: that route's cost for any op
+                     ("torch.ops.aten.sum", lambda: torch.ops.aten.sum.dim_IntList(small, [1]))):
         warm, cold = median_us(fn, nothing, args.calls), median_us(fn, stream, args.calls)
         print(f"  {name:20s} 32 x 32: alone {warm:6.2f}   right after the streamed sum {cold:6.2f}")
     direct = median_us(stream, nothing, args.calls)
