@@ -17,6 +17,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS_TXT = os.path.join(ROOT, "leaderboard", "tests.txt")
 
 
+@pytest.fixture(scope="module")
+def extensions_dir(tmp_path_factory):
+    """One TORCH_EXTENSIONS_DIR for this file's builds of exported files: an
+    export's module name carries its sources' digest, so the sum export is
+    built once (a minute or more) and loaded by the tests after it."""
+    return str(tmp_path_factory.mktemp("torch_extensions"))
+
+
 def evaluate(mode, testfile, *extra, device="cpu", env_extra=None, fd=True):
     """Runs the evaluator in a subprocess; returns (exit code, {key: value}, stderr)."""
     env = dict(os.environ, REDUX_EVAL_DEVICE=device, PYTHONPATH=ROOT)
@@ -150,15 +158,17 @@ def test_export_writes_a_valid_single_file_submission(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA toolkit)")
-def test_exported_submission_compiles_and_loads(tmp_path, monkeypatch):
+def test_exported_submission_compiles_and_loads(tmp_path, monkeypatch, extensions_dir):
     """The exported file builds as the competition builds it (load_inline),
     binding included, on any machine with nvcc: import it, as the evaluator
     does, and find custom_kernel's compiled entry point."""
     import importlib.util
     out = tmp_path / "submission.py"
     assert export.main(["--out", str(out)]) == 0
-    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "build"))
-    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", os.environ.get("TORCH_CUDA_ARCH_LIST", "9.0"))
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", extensions_dir)
+    if not torch.cuda.is_available() and "TORCH_CUDA_ARCH_LIST" not in os.environ:
+        # no GPU to take the architecture from (with one, the build serves the tests after this one)
+        monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
     spec = importlib.util.spec_from_file_location("exported_submission", out)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -184,9 +194,10 @@ def test_every_variant_exports():
 
 @cuda
 @pytest.mark.cuda
-def test_every_exported_variant_passes_the_evaluators_test_mode(tmp_path):
+def test_every_exported_variant_passes_the_evaluators_test_mode(tmp_path, extensions_dir):
     """Each export built by load_inline as the competition builds it, in
-    parallel (one extension folder each), then the evaluator's test mode."""
+    parallel (a folder each in the extensions dir), then the evaluator's
+    test mode."""
     from concurrent.futures import ThreadPoolExecutor
     import redux
 
@@ -194,7 +205,7 @@ def test_every_exported_variant_passes_the_evaluators_test_mode(tmp_path):
         out = tmp_path / f"{op}.py"
         assert export.main(["--op", op, "--out", str(out)]) == 0
         rc, lines, err = evaluate("test", TESTS_TXT, "--submission", str(out), device="cuda",
-                                  env_extra={"TORCH_EXTENSIONS_DIR": str(tmp_path / f"ext_{op}")})
+                                  env_extra={"TORCH_EXTENSIONS_DIR": extensions_dir})
         return op, rc, lines.get("check"), err[-1500:]
     with ThreadPoolExecutor(max_workers=len(redux.VARIANTS)) as pool:
         results = list(pool.map(run, [v.name for v in redux.VARIANTS]))
@@ -258,7 +269,7 @@ def test_cuda_evaluator_cpp_and_wrong_solutions():
 
 @cuda
 @pytest.mark.cuda
-def test_exported_submission_on_cuda(tmp_path):
+def test_exported_submission_on_cuda(tmp_path, monkeypatch, extensions_dir):
     """The exported file itself (compiled by load_inline, as the competition
     would): the evaluator's test and ranked modes, then in-process on two
     streams at once, several sizes, a strided input and an empty one."""
@@ -267,6 +278,7 @@ def test_exported_submission_on_cuda(tmp_path):
 
     out = tmp_path / "submission.py"
     assert export.main(["--out", str(out)]) == 0
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", extensions_dir)  # the evaluator's and load_submission's builds
     rc, lines, err = evaluate("test", TESTS_TXT, "--submission", str(out), device="cuda")
     assert rc == 0 and lines["check"] == "pass", err
     tf = tmp_path / "bench.txt"
