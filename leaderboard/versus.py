@@ -7,9 +7,9 @@ size, each in a process of its own, all at once. Then the parent takes
 the samples in rounds. In each round every entry, in an order that
 rotates, takes one turn in a fresh child process of its own (as the
 competition's runner gives each submission its own process): the child
-loads the entry, checks it at
-every size, takes a few timed calls at each size (after three thrown away)
-and exits before the next child starts. So a slow phase of a shared
+loads the entry, checks it at every size, takes a few timed calls at
+each size (after three thrown away) and exits before the next child
+starts. So a slow phase of a shared
 machine hits every entry alike, and only the timed entry's CUDA context
 exists while it is timed (the parent never touches the GPU). A timed call
 is the competition's: synchronize, 256 MiB L2 flush, CUDA events around
