@@ -1,6 +1,8 @@
 """torch.vmap over redux.sum / redux.mean (redux/batching.py): the ops' own
 batching rule, not torch's per-sample fallback; each sample's bits where
-the sample reduces its trailing dims or all of them."""
+the sample reduces its trailing dims or all of them. torch.func's other
+transforms (grad, jacrev, hessian, jvp, jacfwd) and forward-mode AD through
+redux's C++ autograd kernel."""
 import contextlib
 
 import pytest
@@ -77,12 +79,51 @@ def test_vmap_of_0_dim_samples_and_nested_vmap(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_vmap_then_backward(device):
-    """vmap inside a graph that autograd differentiates (torch.func.grad
-    is not supported: redux's autograd is a C++ autograd function)."""
+    """vmap inside a graph that autograd differentiates."""
     x = random_tensor((4, 9), torch.float32, device, seed=15).requires_grad_()
     with no_fallback():
         torch.vmap(lambda t: redux.mean(t * t))(x).sum().backward()
     torch.testing.assert_close(x.grad, 2 * x.detach() / 9)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_func_transforms(device):
+    """torch.func's grad, per-sample grads (vmap of grad), jacrev, and
+    hessian (a backward of the backward) through redux's sum and mean."""
+    x = random_tensor((5, 7), torch.float64, device, seed=17)
+    torch.testing.assert_close(torch.func.grad(lambda t: redux.sum(t * t))(x), 2 * x)
+    with no_fallback():
+        per_sample = torch.vmap(torch.func.grad(lambda t: redux.mean(t * t)))(x)
+    torch.testing.assert_close(per_sample, 2 * x / 7)
+    jac = torch.func.jacrev(lambda t: redux.sum(t, 0, dtype=torch.float32))(x)
+    want = torch.func.jacrev(lambda t: torch.sum(t, 0, dtype=torch.float32))(x)  # in the input's dtype
+    assert jac.shape == want.shape == (7, 5, 7) and jac.dtype == want.dtype == torch.float64
+    assert torch.equal(jac, want)
+    hess = torch.func.hessian(lambda t: redux.sum(t ** 3))(x[0])
+    torch.testing.assert_close(hess, torch.diag(6 * x[0]))
+    assert redux.sum(x.requires_grad_(), -1).grad_fn.name() == "redux::SumBackward"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_forward_mode_ad(device):
+    """A sum is linear: the output's tangent is the sum of the input's
+    tangent (jvp, jacfwd, forward-AD dual tensors, gradcheck's forward
+    check); an integer result carries no tangent."""
+    import torch.autograd.forward_ad as fwAD
+    x = random_tensor((5, 7), torch.float64, device, seed=18)
+    v = random_tensor((5, 7), torch.float64, device, seed=19)
+    value, tangent = torch.func.jvp(lambda t: redux.sum(t, -1), (x,), (v,))
+    assert torch.equal(value, redux.sum(x, -1)) and torch.equal(tangent, redux.sum(v, -1))
+    _, tangent = torch.func.jvp(lambda t: redux.mean(t, 0, True), (x,), (v,))
+    torch.testing.assert_close(tangent, v.mean(0, True))
+    assert torch.equal(torch.func.jacfwd(lambda t: redux.sum(t, 1))(x), torch.func.jacfwd(lambda t: t.sum(1))(x))
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, v)
+        out = fwAD.unpack_dual(torch.ops.redux.sum(dual, [0], dtype=torch.float32))
+        assert out.tangent.dtype == torch.float32 and torch.equal(out.tangent, redux.sum(v, 0, dtype=torch.float32))
+        assert fwAD.unpack_dual(redux.sum(dual, dtype=torch.int64)).tangent is None
+    assert torch.autograd.gradcheck(lambda t: redux.sum(t, [0]), (x[:3, :4].clone().requires_grad_(),),
+                                    check_forward_ad=True)
 
 
 def test_vmap_with_a_bad_dim_names_the_argument():

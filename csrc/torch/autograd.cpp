@@ -8,10 +8,14 @@
 // in C++. The gradient of a sum is the incoming gradient broadcast back to
 // the input's shape (reduced dims re-inserted when keepdim=False), in the
 // input's dtype; built from differentiable torch ops, so double backward
-// works too.
-#include <torch/autograd.h>
+// works too. Forward mode: the output's tangent is the same sum of the
+// input's tangent.
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "plan.h"
@@ -19,72 +23,76 @@
 namespace redux_shim {
 namespace {
 
-using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 using SumGridFn = at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>,
                              int64_t);
 
-void save_for_backward(AutogradContext *ctx, const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim) {
-  ctx->saved_data["sizes"] = self.sizes().vec();
-  ctx->saved_data["dims"] = reduced_dims("redux.sum", self, dim);
-  ctx->saved_data["keepdim"] = keepdim;
-  ctx->saved_data["dtype"] = self.scalar_type();
-}
+// The backward of a sum, a graph node written as torch's generated ones are
+// (not a torch::autograd::Function: functorch's transforms, torch.func.grad,
+// vjp and jacrev, refuse C++ autograd Functions).
+struct SumBackward final : torch::autograd::Node {
+  std::vector<int64_t> sizes;  // the input's
+  std::vector<int64_t> dims;   // the reduced dims, ascending
+  bool keepdim = false;
+  at::ScalarType dtype = at::kFloat;  // the input's
 
-at::Tensor broadcast_grad(AutogradContext *ctx, at::Tensor grad) {
-  if (!ctx->saved_data["keepdim"].toBool())
-    for (int64_t d : ctx->saved_data["dims"].toIntVector()) grad = grad.unsqueeze(d);  // ascending
-  grad = grad.expand(ctx->saved_data["sizes"].toIntVector());
-  const auto dtype = ctx->saved_data["dtype"].toScalarType();
-  return grad.scalar_type() == dtype ? grad : grad.to(dtype);
-}
-
-class SumFunction : public torch::autograd::Function<SumFunction> {
- public:
-  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
-                            std::optional<at::ScalarType> dtype) {
-    save_for_backward(ctx, self, dim, keepdim);
-    at::AutoDispatchBelowADInplaceOrView below;
-    static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("redux::sum", "").typed<SumFn>();
-    return op.call(self, dim, keepdim, dtype);
+  variable_list apply(variable_list &&grads) override {
+    at::Tensor grad = grads[0];
+    if (!grad.defined()) return {at::Tensor()};
+    if (!keepdim)
+      for (int64_t d : dims) grad = grad.unsqueeze(d);
+    grad = grad.expand(sizes);
+    return {grad.scalar_type() == dtype ? grad : grad.to(dtype)};
   }
-  static variable_list backward(AutogradContext *ctx, variable_list grads) {
-    return {broadcast_grad(ctx, grads[0]), at::Tensor(), at::Tensor(), at::Tensor()};
-  }
+  std::string name() const override { return "redux::SumBackward"; }
 };
 
-class SumGridFunction : public torch::autograd::Function<SumGridFunction> {
- public:
-  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
-                            std::optional<at::ScalarType> dtype, int64_t grid) {
-    save_for_backward(ctx, self, dim, keepdim);
+// Reverse mode: a SumBackward node when self requires grad (none in the
+// common inference case). Forward mode: a sum is linear, so the output's
+// tangent is the same op on self's tangent (through the dispatcher, so
+// nested transforms see it). `call(x)` is the op on x, dispatched from the
+// current key set.
+template <class Call>
+at::Tensor sum_with_grad(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim, Call call) {
+  if (self.unsafeGetTensorImpl()->autograd_meta() == nullptr) {  // no grad, no tangent: the common case
     at::AutoDispatchBelowADInplaceOrView below;
-    static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("redux::_sum_grid", "").typed<SumGridFn>();
-    return op.call(self, dim, keepdim, dtype, grid);
+    return call(self);
   }
-  static variable_list backward(AutogradContext *ctx, variable_list grads) {
-    return {broadcast_grad(ctx, grads[0]), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  at::Tensor out;
+  if (!at::GradMode::is_enabled() || !self.requires_grad()) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    out = call(self);
+  } else {
+    auto node = std::shared_ptr<SumBackward>(new SumBackward(), torch::autograd::deleteNode);
+    node->set_next_edges(torch::autograd::collect_next_edges(self));
+    node->sizes = self.sizes().vec();
+    node->dims = reduced_dims("redux.sum", self, dim);
+    node->keepdim = keepdim;
+    node->dtype = self.scalar_type();
+    {
+      at::AutoDispatchBelowADInplaceOrView below;
+      out = call(self);
+    }
+    // An integer `dtype` gives an output that carries no gradient.
+    if (torch::autograd::isDifferentiableType(out.scalar_type())) torch::autograd::set_history(out, node);
   }
-};
-
-// No gradient wanted (the common inference case): skip building a node.
-bool needs_grad(const at::Tensor &self) { return at::GradMode::is_enabled() && self.requires_grad(); }
+  if (torch::autograd::isFwGradDefined(self) && torch::autograd::isDifferentiableType(out.scalar_type()))
+    out._set_fw_grad(call(self._fw_grad(/*level=*/0)), /*level=*/0, /*is_inplace_op=*/false);
+  return out;
+}
 
 at::Tensor sum_autograd(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<at::ScalarType> dtype) {
-  if (needs_grad(self)) return SumFunction::apply(self, dim, keepdim, dtype);
-  at::AutoDispatchBelowADInplaceOrView below;
   static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("redux::sum", "").typed<SumFn>();
-  return op.call(self, dim, keepdim, dtype);
+  return sum_with_grad(self, dim, keepdim, [&](const at::Tensor &x) { return op.call(x, dim, keepdim, dtype); });
 }
 
 at::Tensor sum_grid_autograd(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                              std::optional<at::ScalarType> dtype, int64_t grid) {
-  if (needs_grad(self)) return SumGridFunction::apply(self, dim, keepdim, dtype, grid);
-  at::AutoDispatchBelowADInplaceOrView below;
   static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("redux::_sum_grid", "").typed<SumGridFn>();
-  return op.call(self, dim, keepdim, dtype, grid);
+  return sum_with_grad(self, dim, keepdim,
+                       [&](const at::Tensor &x) { return op.call(x, dim, keepdim, dtype, grid); });
 }
 
 }  // namespace
