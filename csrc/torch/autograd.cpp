@@ -84,8 +84,7 @@ at::Tensor sum_with_grad(const at::Tensor &self, at::OptionalIntArrayRef dim, bo
 
 at::Tensor sum_autograd(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<at::ScalarType> dtype) {
-  static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("redux::sum", "").typed<SumFn>();
-  return sum_with_grad(self, dim, keepdim, [&](const at::Tensor &x) { return op.call(x, dim, keepdim, dtype); });
+  return sum_with_grad(self, dim, keepdim, [&](const at::Tensor &x) { return sum_op().call(x, dim, keepdim, dtype); });
 }
 
 at::Tensor sum_grid_autograd(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,

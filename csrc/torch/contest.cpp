@@ -40,9 +40,7 @@ output_t custom_kernel(input_t data) {
   }
 #endif
   // CPU (or empty) input: redux's CPU path, then into the output.
-  static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("redux::sum", "").typed<
-      at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>)>();
-  as_scalar(output).copy_(op.call(x, std::nullopt, false, std::nullopt));
+  as_scalar(output).copy_(redux_shim::sum_op().call(x, std::nullopt, false, std::nullopt));
   return as_scalar(output);
 }
 

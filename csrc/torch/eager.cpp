@@ -83,13 +83,11 @@ PyObject *call_op(const char *op, const c10::TypedOperatorHandle<SumFn> &handle,
 }  // namespace
 
 PyObject *eager_sum(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
-  static const auto handle = c10::Dispatcher::singleton().findSchemaOrThrow("redux::sum", "").typed<SumFn>();
-  return call_op("redux.sum", handle, args, nargs);
+  return call_op("redux.sum", sum_op(), args, nargs);
 }
 
 PyObject *eager_mean(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
-  static const auto handle = c10::Dispatcher::singleton().findSchemaOrThrow("redux::mean", "").typed<SumFn>();
-  return call_op("redux.mean", handle, args, nargs);
+  return call_op("redux.mean", mean_op(), args, nargs);
 }
 
 }  // namespace redux_shim

@@ -220,4 +220,14 @@ void check_status(const char *op, redux_status status) {
   TORCH_CHECK(status == REDUX_OK, op, ": kernel failed: ", redux_status_string(status));
 }
 
+const c10::TypedOperatorHandle<SumFn> &sum_op() {
+  static const auto handle = c10::Dispatcher::singleton().findSchemaOrThrow("redux::sum", "").typed<SumFn>();
+  return handle;
+}
+
+const c10::TypedOperatorHandle<SumFn> &mean_op() {
+  static const auto handle = c10::Dispatcher::singleton().findSchemaOrThrow("redux::mean", "").typed<SumFn>();
+  return handle;
+}
+
 }  // namespace redux_shim

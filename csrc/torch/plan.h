@@ -6,6 +6,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 
 #include <optional>
 #include <vector>
@@ -17,6 +18,10 @@ namespace redux_shim {
 // The C++ signature of redux::sum and redux::mean (their schemas: ops.cpp),
 // for typed dispatcher calls.
 using SumFn = at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>);
+// Their typed dispatcher handles, looked up once (a call through one starts
+// at the top of the dispatch: autograd, then the device's kernel).
+const c10::TypedOperatorHandle<SumFn> &sum_op();
+const c10::TypedOperatorHandle<SumFn> &mean_op();
 
 struct SumPlan {
   at::Tensor input;        // what the kernel reads: dense, maybe converted or copied
