@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,split,stream,tiles,wide,depth,defer,lanes,narrow,convert,policy,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,stream,tiles,wide,depth,defer,lanes,narrow,convert,policy,phase,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -78,6 +78,11 @@
  *            policy (createpolicy evict-first / -normal / -unchanged on
  *            plain, .cs, L1 no-allocate and .nc loads; .cs; .lu), beside
  *            the product, at 13.1M, 26.2M and 52.4M.
+ *   phase    (256, 4096, 64) fp32 read as the column family's 512 slabs,
+ *            each block starting from a step given by its index, beside
+ *            the product's column and full sums and the window read; then
+ *            the slab's differences from the window one at a time (load
+ *            shape, spread, block lifetime).
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -3248,6 +3253,112 @@ void section_narrow(Bench &b) {
   cudaFree(ys);
 }
 
+/* ---- slabs read from staggered steps (section `phase`) -------------------
+ * The column family reads (256, 4096, 64) fp32 as 512 slabs of 512 KB, a
+ * block each, every block starting at its slab's first byte; the full sum's
+ * window of 32 KB chunks reads the same bytes 5-12% faster. Hypothesis:
+ * blocks that walk their slabs in step share their low address bits, so
+ * their requests crowd the same memory channels together. Here each block
+ * walks its slab from step `start` (a function of its index), wrapping, at
+ * the column kernel's load shape (256 threads x 8 16-byte loads in flight:
+ * 32 KB a step). */
+template <int BLOCK, int U>
+__global__ void __launch_bounds__(BLOCK) read_slab_from(const float4 *__restrict__ x, int64_t per, int phases,
+                                                        int mult, float *sink) {
+  const int64_t steps = per / (BLOCK * U); /* per: vectors a slab, a multiple of BLOCK * U */
+  const int64_t start = phases > 1 ? ((int64_t)blockIdx.x * mult % phases) * steps / phases : 0;
+  const float4 *base = x + (int64_t)blockIdx.x * per + threadIdx.x;
+  float m = 0.0f;
+  for (int64_t k = 0; k < steps; ++k) {
+    const int64_t s = start + k < steps ? start + k : start + k - steps;
+    float4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = ld<H_CS>(base + (s * U + u) * BLOCK);
+#pragma unroll
+    for (int u = 0; u < U; ++u) m = fold(m, v[u]);
+  }
+  if (m == 12345.0f) sink[blockIdx.x] = m;
+}
+
+/* The window read's one-shot blocks (BLOCK x L vectors each, all in
+ * flight) taking the chunks in slab order: block b reads chunk (b % slabs)
+ * * per_slab + b / slabs, so the blocks at work are spread over the slabs as
+ * the column family's are, with the window's load shape and lifetime. */
+template <int BLOCK, int L>
+__global__ void __launch_bounds__(BLOCK) read_chunks_slab_order(const float4 *__restrict__ x, int64_t slabs,
+                                                                int64_t per_slab, float *sink) {
+  const int64_t chunk = (int64_t)blockIdx.x % slabs * per_slab + (int64_t)blockIdx.x / slabs;
+  const float4 *base = x + chunk * BLOCK * L + threadIdx.x;
+  float4 v[L];
+#pragma unroll
+  for (int u = 0; u < L; ++u) v[u] = ld<H_CS>(base + u * BLOCK);
+  float m = 0.0f;
+#pragma unroll
+  for (int u = 0; u < L; ++u) m = fold(m, v[u]);
+  if (m == 12345.0f) sink[blockIdx.x] = m;
+}
+
+void section_phase(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *sink = b.sink;
+  const float *x = b.x;
+  const redux_shape s{256, 4096, 64};
+  const int64_t total = s.outer * s.n * s.inner, n4 = total / 4;
+  printf("== slabs of (256, 4096, 64) fp32 read from staggered steps: 512 blocks x 256 threads x 8 loads, "
+         "16 steps of 32 KB a slab\n");
+  const float4 *x4 = reinterpret_cast<const float4 *>(x);
+  float *ys;
+  CK(cudaMalloc(&ys, (size_t)1 << 20));
+  const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_COLS, s, REDUX_F32, REDUX_F32);
+  const redux_shape flat{1, total, 1};
+  const size_t wsf = redux_cuda_sum_workspace_bytes(REDUX_FULL, flat, REDUX_F32, REDUX_F32);
+  void *ws = b.ws;
+  unsigned int *persist = b.persist;
+  std::vector<Timed> vs;
+  vs.push_back({"redux cols", true, [=] {
+                  redux_cuda_sum(REDUX_COLS, x, ys, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
+                                 REDUX_F32, 0, st);
+                }});
+  vs.push_back({"redux full (1 out)", true, [=] {
+                  redux_cuda_sum(REDUX_FULL, x, ys, ws, wsf, persist, REDUX_CUDA_STREAM_COUNTERS, flat, REDUX_F32,
+                                 REDUX_F32, 0, st);
+                }});
+  vs.push_back(read_fixed_timed<1024, 2>(x4, n4, sink, st));
+  const int blocks = 512;
+  const int64_t per = n4 / blocks;
+  /* (phases, mult): start step = (block * mult % phases) * 16 / phases. */
+  const int forms[][2] = {{1, 1}, {2, 1}, {4, 1}, {16, 1}, {16, 5}, {16, 7}, {512, 1}, {512, 37}};
+  for (const auto &f : forms) {
+    const int phases = f[0], mult = f[1];
+    char name[48];
+    snprintf(name, sizeof name, "slab from step: %d phases x%d", phases, mult);
+    vs.push_back({name, false, [=] {
+                    read_slab_from<256, 8><<<blocks, 256, 0, st>>>(x4, per, phases, mult, sink);
+                  }});
+  }
+  /* Which of the slab's differences from the window costs: the load shape
+   * (window order, 256 x 8), the spread (one-shot 1024 x 2 blocks in slab
+   * order), the blocks' lifetime (1 MB slabs on 256 blocks of 1024 x 2). */
+  vs.push_back(read_fixed_timed<256, 8>(x4, n4, sink, st));
+  const int64_t chunks = n4 / 2048;
+  vs.push_back({"chunks b1024 l2 in slab order", false, [=] {
+                  read_chunks_slab_order<1024, 2><<<(unsigned)chunks, 1024, 0, st>>>(x4, blocks, chunks / blocks,
+                                                                                      sink);
+                }});
+  vs.push_back({"slab b1024 u2 (256 slabs)", false, [=] {
+                  read_slab_from<1024, 2><<<256, 1024, 0, st>>>(x4, n4 / 256, 1, 1, sink);
+                }});
+  const int rounds = rounds_or(3);
+  for (int round = 0; round < rounds; ++round)
+    for (const auto &v : vs) {
+      auto t = T.time(v.f);
+      printf("phase r%d %-34s median %8.2f us  mean %8.2f us  %7.1f GB/s\n", round, v.name.c_str(), t.first,
+             t.second, total * 4 / t.first / 1e3);
+    }
+  cudaFree(ys);
+}
+
 /* ---- streamed chunks (section `stream`) ----------------------------------
  * Measured and not taken (leaderboard/PERFORMANCE.md): the 256-lane 8-tile
  * chunks of the previous full-sum tree (the bench's fixed_sum<8, 1> gives
@@ -3660,6 +3771,7 @@ int main() {
       {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
       {"wide", section_wide}, {"depth", section_depth}, {"defer", section_defer}, {"lanes", section_lanes},
       {"narrow", section_narrow}, {"convert", section_convert}, {"policy", section_policy},
+      {"phase", section_phase},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
