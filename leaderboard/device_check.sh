@@ -13,6 +13,9 @@
 #                  multi   test_distributed (needs two GPUs)
 #   compare      redux.sum vs torch.sum on the six competition sizes
 #   shapes       python -m leaderboard shapes (the performance targets)
+#   versus       python -m leaderboard versus with the two comparison entries
+#                (bench/entries), leaderboard mode, 100 runs: the record's
+#                command (issue 15); versus.json and the table go to $OUT
 #   variants     bench/variants.cu: design variants and load patterns,
 #                timed the competition's way (nvcc, no torch)
 #   sweep        bench/sweep.sh for each family in SWEEP
@@ -22,6 +25,9 @@
 #   eval         the exported one-file submission through the popcorn
 #                evaluator (test, benchmark, leaderboard), beside torch.sum
 #                (SUBS overrides the list of submission files)
+# REQUIRE_GPU=TEXT runs nothing (exit 3) unless the GPU's name holds TEXT:
+# a call that may land on another kind than the one asked for (an H200 run
+# asked for and an H100 given) costs seconds instead of a wrong-GPU run.
 # Logs go under $OUT (the device tool returns at most 8 files).
 set -uo pipefail
 OUT=${OUT:-/tmp/redux_out}
@@ -29,6 +35,11 @@ STEPS=${STEPS:-build test leaderboard}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+if [[ -n ${REQUIRE_GPU:-} && $gpu != *"$REQUIRE_GPU"* ]]; then
+  echo "device_check: the GPU is '$gpu', not a '$REQUIRE_GPU': nothing run" >&2
+  exit 3
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)"
 if has build; then
@@ -72,6 +83,11 @@ if has compare; then  # the harness with redux.sum only (torch.sum is always sco
 fi
 if has shapes; then
   python3 -m leaderboard shapes --json "$OUT/shapes.json" --plot "$OUT/shapes.png" ${SHAPES_ARGS:-} 2>&1 | tee "$OUT/shapes.txt"
+fi
+if has versus; then
+  python3 -m leaderboard versus bench/entries/atomic_fp32.py bench/entries/chunked_fp32.py --mode leaderboard \
+    --runs 100 --out "$OUT" > "$OUT/versus.txt" 2>&1
+  echo "versus exit=$?"; tail -22 "$OUT/versus.txt"
 fi
 if has variants; then
   nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda bench/variants.cu csrc/cuda/*.cu \
