@@ -18,8 +18,9 @@ namespace redux_shim {
 // The C++ signature of redux::sum and redux::mean (their schemas: ops.cpp),
 // for typed dispatcher calls.
 using SumFn = at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>);
-// Their typed dispatcher handles, looked up once (a call through one starts
-// at the top of the dispatch: autograd, then the device's kernel).
+// Their typed dispatcher handles, looked up once. A call through one is
+// dispatched like any op call (autograd, functorch and device keys apply,
+// less those the caller's guards exclude).
 const c10::TypedOperatorHandle<SumFn> &sum_op();
 const c10::TypedOperatorHandle<SumFn> &mean_op();
 
