@@ -82,7 +82,7 @@
  *            each block starting from a step given by its index, beside
  *            the product's column and full sums and the window read; then
  *            the slab's differences from the window one at a time (load
- *            shape, spread, block lifetime).
+ *            shape, spread, spread over long-lived blocks).
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -3339,7 +3339,8 @@ void section_phase(Bench &b) {
   }
   /* Which of the slab's differences from the window costs: the load shape
    * (window order, 256 x 8), the spread (one-shot 1024 x 2 blocks in slab
-   * order), the blocks' lifetime (1 MB slabs on 256 blocks of 1024 x 2). */
+   * order), the spread over long-lived blocks (1 MB slabs on 256 blocks of
+   * 1024 x 2). */
   vs.push_back(read_fixed_timed<256, 8>(x4, n4, sink, st));
   const int64_t chunks = n4 / 2048;
   vs.push_back({"chunks b1024 l2 in slab order", false, [=] {
