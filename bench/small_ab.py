@@ -1,5 +1,5 @@
-"""Full sums of one wide chunk or less (the sizes a lone block sums: up to
-2048 16-byte vectors), timed the competition's way (leaderboard/core.Timer:
+"""Full sums around one wide chunk (the sizes a lone block sums, up to
+2048 16-byte vectors, and two chunks past them), timed the competition's way (leaderboard/core.Timer:
 L2 evicted, CUDA events around the call), medians of interleaved samples:
 torch.ops.redux.sum beside torch.sum, for the redux that `import redux`
 finds. To A/B two builds, run it once per build (PYTHONPATH naming each
