@@ -1538,19 +1538,21 @@ Timed read_fixed_timed(const float4 *x4, int64_t n4, float *sink, cudaStream_t s
           }};
 }
 
-/* The product's full sum of x[0, n), and the probe's read of it. */
-Timed product_timed(const Bench &b, int64_t n) {
-  const redux_shape s{1, n, 1};
-  const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_FULL, s, REDUX_F32, REDUX_F32);
+/* The product's fp32 sum of family `fam` over b.x viewed as shape s, into y. */
+Timed product_family_timed(const Bench &b, const char *name, bool sum, redux_family fam, redux_shape s, float *y) {
+  const size_t wsb = redux_cuda_sum_workspace_bytes(fam, s, REDUX_F32, REDUX_F32);
   const float *x = b.x;
-  float *y = b.y;
   void *ws = b.ws;
   unsigned int *persist = b.persist;
   const cudaStream_t st = b.st;
-  return {"redux", true, [=] {
-            redux_cuda_sum(REDUX_FULL, x, y, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32, REDUX_F32, 0,
-                           st);
+  return {name, sum, [=] {
+            redux_cuda_sum(fam, x, y, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32, REDUX_F32, 0, st);
           }};
+}
+
+/* The product's full sum of x[0, n), and the probe's read of it. */
+Timed product_timed(const Bench &b, int64_t n) {
+  return product_family_timed(b, "redux", true, REDUX_FULL, redux_shape{1, n, 1}, b.y);
 }
 Timed probe_timed(const Bench &b, int64_t n) {
   const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
@@ -3135,20 +3137,9 @@ void section_narrow(Bench &b) {
       unsigned int *cnt = sc.cnt;
       double *parts = sc.parts;
       unsigned long long *slots = sc.slots;
-      const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_COLS, s, REDUX_F32, REDUX_F32);
-      void *ws = b.ws;
-      unsigned int *persist = b.persist;
       std::vector<Timed> vs;
-      vs.push_back({"redux cols", true, [=] {
-                      redux_cuda_sum(REDUX_COLS, x, ys, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
-                                     REDUX_F32, 0, st);
-                    }});
-      const redux_shape flat{1, total, 1};
-      const size_t wsf = redux_cuda_sum_workspace_bytes(REDUX_FULL, flat, REDUX_F32, REDUX_F32);
-      vs.push_back({"redux full (1 out)", false, [=] {
-                      redux_cuda_sum(REDUX_FULL, x, ys, ws, wsf, persist, REDUX_CUDA_STREAM_COUNTERS, flat, REDUX_F32,
-                                     REDUX_F32, 0, st);
-                    }});
+      vs.push_back(product_family_timed(b, "redux cols", true, REDUX_COLS, s, ys));
+      vs.push_back(product_family_timed(b, "redux full (1 out)", false, REDUX_FULL, redux_shape{1, total, 1}, ys));
       vs.push_back(read_fixed_timed<1024, 2>(x4, total / 4, sink, st));
       vs.push_back(read_fixed_timed<1024, 1>(x4, total / 4, sink, st));
       vs.push_back(read_fixed_timed<256, 8>(x4, total / 4, sink, st));
@@ -3310,20 +3301,9 @@ void section_phase(Bench &b) {
   const float4 *x4 = reinterpret_cast<const float4 *>(x);
   float *ys;
   CK(cudaMalloc(&ys, (size_t)1 << 20));
-  const size_t wsb = redux_cuda_sum_workspace_bytes(REDUX_COLS, s, REDUX_F32, REDUX_F32);
-  const redux_shape flat{1, total, 1};
-  const size_t wsf = redux_cuda_sum_workspace_bytes(REDUX_FULL, flat, REDUX_F32, REDUX_F32);
-  void *ws = b.ws;
-  unsigned int *persist = b.persist;
   std::vector<Timed> vs;
-  vs.push_back({"redux cols", true, [=] {
-                  redux_cuda_sum(REDUX_COLS, x, ys, ws, wsb, persist, REDUX_CUDA_STREAM_COUNTERS, s, REDUX_F32,
-                                 REDUX_F32, 0, st);
-                }});
-  vs.push_back({"redux full (1 out)", true, [=] {
-                  redux_cuda_sum(REDUX_FULL, x, ys, ws, wsf, persist, REDUX_CUDA_STREAM_COUNTERS, flat, REDUX_F32,
-                                 REDUX_F32, 0, st);
-                }});
+  vs.push_back(product_family_timed(b, "redux cols", true, REDUX_COLS, s, ys));
+  vs.push_back(product_family_timed(b, "redux full (1 out)", true, REDUX_FULL, redux_shape{1, total, 1}, ys));
   vs.push_back(read_fixed_timed<1024, 2>(x4, n4, sink, st));
   const int blocks = 512;
   const int64_t per = n4 / blocks;
