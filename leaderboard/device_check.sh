@@ -35,10 +35,12 @@ STEPS=${STEPS:-build test leaderboard}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-if [[ -n ${REQUIRE_GPU:-} && $gpu != *"$REQUIRE_GPU"* ]]; then
-  echo "device_check: the GPU is '$gpu', not a '$REQUIRE_GPU': nothing run" >&2
-  exit 3
+if [[ -n ${REQUIRE_GPU:-} ]]; then
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  if [[ $gpu != *"$REQUIRE_GPU"* ]]; then
+    echo "device_check: the GPU is '$gpu', not a '$REQUIRE_GPU': nothing run" >&2
+    exit 3
+  fi
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)"
