@@ -10,8 +10,9 @@
  *   near 1k   __builtin_prefetch(..., 3) 1 KB ahead: prefetcht0, into the
  *             L1 (the product's loop under half the L3 until stop 36);
  *   far 8k    __builtin_prefetch(..., 1) 8 KB ahead: prefetcht2, into the
- *             L2 (the product's loop from half the L3 to twice the L3;
- *             far 16k from twice the L3, none under half the L3);
+ *             L2 (the product's loop, where measured to pay, from a
+ *             quarter of the L3 to twice the L3 (half until stop 41); far
+ *             16k from twice the L3, none under a quarter of the L3);
  *   far 12k, far 16k, L2 at 12 / 16 KB; near+far, both kinds each line;
  *   far 4k    prefetcht2 4 KB ahead; t0 8k: prefetcht0 8 KB ahead (into
  *             the L1); nta 8k: prefetchnta 8 KB ahead (stop 35: what the

@@ -38,7 +38,7 @@ def test_cpu_float32_loops_give_the_same_bits(tmp_path):
     prefetch forms (by size, unmeasured: REDUX_CPU_PREFETCH=size;
     REDUX_CPU_FAR_PREFETCH_BYTES: from 0 bytes, every call
     prefetches 16 KB ahead; from 2^62, none does; from 64 KB, the inputs of
-    64-256 KB prefetch 8 KB ahead and the smaller ones not at all), against
+    64-512 KB prefetch 8 KB ahead and the smaller ones not at all), against
     the baseline loop (-DREDUX_CPU_NO_CLONES), on sums that round at every
     step."""
     srcs = [os.path.join(ROOT, "tests", "c", "cpu_paths_check.c"), os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"),
@@ -69,7 +69,7 @@ PLAN_FORMS_C = r"""
 #include <stdio.h>
 #include "redux/redux.h"
 int main(void) { /* the plan's prefetch form by input size, float32 full sums and rows */
-  const long long counts[] = {249, 250, 999, 1000, 4000};
+  const long long counts[] = {249, 250, 1999, 2000, 4000};
   for (int k = 0; k < 5; ++k) {
     redux_shape full = {1, counts[k], 1}, rows = {counts[k] / 10, 10, 1};
     printf("%lld %d %d\n", counts[k], redux_cpu_sum_plan(REDUX_FULL, full, REDUX_F32).far_prefetch,
@@ -83,9 +83,9 @@ int main(void) { /* the plan's prefetch form by input size, float32 full sums an
 @pytest.mark.skipif(CC is None, reason="needs a C compiler")
 def test_cpu_prefetch_form_follows_the_input_size(tmp_path):
     """The float32 loop's prefetch form (redux_cpu_plan.far_prefetch) by
-    size, unmeasured (REDUX_CPU_PREFETCH=size), from the half-L3 threshold T
-    (here REDUX_CPU_FAR_PREFETCH_BYTES=1000): none under T bytes, 8 KB ahead
-    from T, 16 KB ahead from 4T (twice the L3)."""
+    size, unmeasured (REDUX_CPU_PREFETCH=size), from the threshold T (a
+    quarter of the L3; here REDUX_CPU_FAR_PREFETCH_BYTES=1000): none under T
+    bytes, 8 KB ahead from T, 16 KB ahead from 8T (twice the L3)."""
     src = tmp_path / "plan_forms.c"
     src.write_text(PLAN_FORMS_C)
     exe = tmp_path / "plan_forms"
@@ -95,16 +95,16 @@ def test_cpu_prefetch_form_follows_the_input_size(tmp_path):
     out = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
                          env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES="1000",
                                   REDUX_CPU_PREFETCH="size")).stdout.split("\n")
-    # 4-byte elements: 249 -> 996 B (none), 250 -> 1000 B (8 KB), 999 -> 3996 B (8 KB),
-    # 1000 -> 4000 B (16 KB); rows of 10 cover counts // 10 * 10 elements.
-    assert out[:5] == ["249 0 0", "250 1 1", "999 1 1", "1000 2 2", "4000 2 2"], out
+    # 4-byte elements: 249 -> 996 B (none), 250 -> 1000 B (8 KB), 1999 -> 7996 B (8 KB),
+    # 2000 -> 8000 B (16 KB); rows of 10 cover counts // 10 * 10 elements.
+    assert out[:5] == ["249 0 0", "250 1 1", "1999 1 1", "2000 2 2", "4000 2 2"], out
 
 
 PREFETCH_TRIALS_C = r"""
 #include <pthread.h>
 #include <stdio.h>
 #include "redux/redux.h"
-/* Class 0 (T = 1000 bytes: 1000-3999 B) and class 1 (from 4000 B). */
+/* Class 0 (T = 1000 bytes: 1000-7999 B) and class 1 (from 8000 B). */
 static redux_shape full(long long count) { redux_shape s = {1, count, 1}; return s; }
 static void *reporter(void *arg) { /* class 1: the far form reported 3x slower */
   (void)arg;

@@ -115,7 +115,8 @@ static inline uint16_t float_to_bf16(float f) {
   } while (0)
 
 /* The float32 loop's far form (FAR below): into the L2 only, 8 KB ahead,
- * for inputs of at least half the L3. Why: such an input does not stay in
+ * for inputs of at least a quarter of the L3 where it is measured to pay
+ * (below). Why: such an input does not stay in
  * a shared L3 from one call to the next, and 1 KB ahead into the L1 does
  * not cover the latency of the lines that come from memory. Measured on
  * the 2-core dev machine (Zen 3, 32 MB L3 shared with other tenants; two
@@ -128,18 +129,20 @@ static inline uint16_t float_to_bf16(float f) {
 
 /* The float32 FMA loop's prefetch forms by input size (stop 36; measured on
  * a second 2-core host, AMD EPYC with AVX-512, bench/results/cpu/
- * cpu_prefetch.txt, beside stop 34's Zen 3 runs): an input under half the
- * L3 gets none, since there 1 KB ahead into the L1 cost 14-27% against no
- * prefetch (Zen 3: within 1-4%); the far form of half the L3 up to twice
- * it is 8 KB ahead into the L2 (the best of both hosts at 4M, 16 MB), from
- * twice the L3 16 KB ahead (16M, 64 MB: 0.74-0.82x the fp32 loop against
- * 8 KB's 0.88-0.99 on the second host, level with 8 KB on Zen 3). Whether
- * a class takes its far form or none is measured (below). */
+ * cpu_prefetch.txt, beside stop 34's Zen 3 runs): a small input gets none,
+ * since there 1 KB ahead into the L1 cost 14-27% against no prefetch (Zen
+ * 3: within 1-4%); the far form up to twice the L3 is 8 KB ahead into the
+ * L2 (the best of both hosts at 4M, 16 MB), from twice the L3 16 KB ahead
+ * (16M, 64 MB: 0.74-0.82x the fp32 loop against 8 KB's 0.88-0.99 on the
+ * second host, level with 8 KB on Zen 3). Whether a class takes its far
+ * form or none is measured (below), from a quarter of the L3: on a 2-core
+ * Intel host (37.5 MB L3) 4M (16 MB, under half that L3) took 1.11-1.31x
+ * torch.sum's time without the far form, 0.83-0.96x with it (stop 41). */
 enum { PF_NONE = 0, PF_FAR_8K = 1, PF_FAR_16K = 2 };
 #define PREFETCH_FAR_BYTES(form) ((form) == PF_FAR_16K ? 16384 : 8192)
 
-/* The input size from which the float32 loop prefetches far: half the L3
- * (Linux: cpu0's level-3 cache in sysfs, 32 MB where it cannot be read;
+/* The input size T from which the float32 loop may prefetch far: a quarter
+ * of the L3 (Linux: cpu0's level-3 cache in sysfs, 32 MB where it cannot be read;
  * sysconf's figure is the whole socket's on this machine, 256 MB), or
  * REDUX_CPU_FAR_PREFETCH_BYTES from the environment (tests and A/B runs).
  * Read once; speed only: the prefetch reads nothing the sum uses. */
@@ -159,7 +162,7 @@ int64_t redux_cpu_far_prefetch_bytes(void) {
       if (fscanf(f, "%lld%c", &k, &unit) >= 1 && k > 0) l3 = (int64_t)k << (unit == 'M' ? 20 : unit == 'K' ? 10 : 0);
       fclose(f);
     }
-    v = l3 / 2;
+    v = l3 / 4;
   }
   if (v < 0) v = 0;
   atomic_store_explicit(&cached, v, memory_order_relaxed);
@@ -169,9 +172,9 @@ int64_t redux_cpu_far_prefetch_bytes(void) {
 static int is_float_class(redux_dtype t) { return t == REDUX_F32 || t == REDUX_F16 || t == REDUX_BF16; }
 
 /* Whether the far prefetch pays is measured on the machine at hand, not
- * assumed (stop 37): from half the L3 the 2-core Zen 3 host lost 17-20% at
- * 4M without it, the AVX-512 EPYC host 7-13% with it (bench/results/cpu/
- * cpu_prefetch.txt). Per size class (half the L3 up to twice it; beyond),
+ * assumed (stop 37): at 4M the 2-core Zen 3 host lost 17-20% without it,
+ * the AVX-512 EPYC host 7-13% with it (bench/results/cpu/cpu_prefetch.txt).
+ * Per size class (T, a quarter of the L3, up to 8T, twice the L3; beyond),
  * the first calls planned by redux_cpu_sum_plan alternate none and far, the
  * caller times each (redux_cpu_prefetch_report), and after PF_TRIALS of
  * each the form of the lower median time per byte stays. Speed only. */
@@ -185,7 +188,7 @@ typedef struct {
 } prefetch_trials;
 static prefetch_trials trials[2];
 
-/* REDUX_CPU_PREFETCH: "size" (far from half the L3, unmeasured), "none", or
+/* REDUX_CPU_PREFETCH: "size" (far from T, unmeasured), "none", or
  * "measure" (the default). Read once. */
 enum { PF_MEASURE = 1, PF_BY_SIZE = 2, PF_NEVER = 3 };
 static int prefetch_mode(void) {
@@ -205,10 +208,10 @@ static int prefetch_mode(void) {
  * TRIAL, where given, may be made a timed trial: set to its class + 1 (0:
  * not a trial). Without it, an undecided class takes the far form. */
 static int prefetch_form_of(int64_t input_bytes, int *trial) {
-  const int64_t half_l3 = redux_cpu_far_prefetch_bytes();
+  const int64_t from = redux_cpu_far_prefetch_bytes();
   if (trial) *trial = 0;
-  if (input_bytes < half_l3) return PF_NONE;
-  const int cls = input_bytes / 4 >= half_l3;
+  if (input_bytes < from) return PF_NONE;
+  const int cls = input_bytes / 8 >= from; /* class 1 from twice the L3 */
   const int far = cls ? PF_FAR_16K : PF_FAR_8K;
   const int mode = prefetch_mode();
   if (mode != PF_MEASURE) return mode == PF_NEVER ? PF_NONE : far;

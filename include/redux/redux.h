@@ -104,8 +104,8 @@ typedef struct redux_cpu_acc {
  * fused multiply-adds) or "baseline"; both give the same bits. */
 const char *redux_cpu_float32_loop(void);
 /* The input size (bytes) from which that loop may prefetch far ahead into
- * the L2 (8 KB ahead; from 4x this size, 16 KB ahead) instead of not at
- * all: half the L3, or the environment's REDUX_CPU_FAR_PREFETCH_BYTES.
+ * the L2 (8 KB ahead; from 8x this size, 16 KB ahead) instead of not at
+ * all: a quarter of the L3, or the environment's REDUX_CPU_FAR_PREFETCH_BYTES.
  * Whether it does is measured per size class (redux_cpu_prefetch_report).
  * Speed only: no bits depend on it. */
 int64_t redux_cpu_far_prefetch_bytes(void);
@@ -145,8 +145,8 @@ typedef struct redux_cpu_plan {
   int64_t finish_grain;
   int64_t units;    /* units along n (redux_cpu_sum_unit) */
   int far_prefetch; /* the float32 loop's prefetch into the L2 (speed only):
-                       0 none (always under half the L3), 1 8 KB ahead, 2 16 KB
-                       ahead (from twice the L3) */
+                       0 none (always under a quarter of the L3), 1 8 KB ahead,
+                       2 16 KB ahead (from twice the L3) */
   int prefetch_trial; /* nonzero: this call is one of the timed trials that
                          choose far_prefetch for its size class; the caller
                          reports its time (redux_cpu_prefetch_report) */
@@ -159,7 +159,7 @@ redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape shape, redux_
  * time per byte. REDUX_CPU_PREFETCH=size (far from the threshold,
  * unmeasured) or =none turns the measuring off. Thread-safe. */
 void redux_cpu_prefetch_report(const redux_cpu_plan *plan, redux_dtype out, int64_t input_bytes, int64_t ns);
-/* The form a size class (0: half the L3 up to twice it, 1: beyond) keeps,
+/* The form a size class (0: a quarter of the L3 up to twice it, 1: beyond) keeps,
  * or -1 while undecided or out of range. */
 int redux_cpu_prefetch_choice(int size_class);
 /* Work items [begin, end) of `plan` (made for the same family and shape). */
