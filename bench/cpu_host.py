@@ -1,5 +1,5 @@
 """Host cost of a CPU call, warm and right after a streamed input (evidence
-tool, not a test; leaderboard/PERFORMANCE.md "Stop 37, CPU").
+tool, not a test; leaderboard/HISTORY.md "Stop 37, CPU").
 
 torch.ops.redux.sum, the redux.sum wrapper (since stop 38 its eager entry,
 redux._C.sum, for plain tensors), torch.sum and torch.ops.aten.sum (torch's

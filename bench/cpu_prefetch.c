@@ -1,6 +1,6 @@
 /* The CPU float32 loop's software prefetch, on one or two threads: the
  * evidence behind csrc/cpu/sum_cpu.c's far prefetch (leaderboard/
- * PERFORMANCE.md "Stop 34"; issue 15, target 4).
+ * HISTORY.md "Stop 34"; issue 15, target 4).
  *
  * A standalone measuring program, not part of the product. Every variant is
  * the product's float32 FMA loop (32 fp64 lanes as eight 4-wide vectors,

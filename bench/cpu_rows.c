@@ -1,5 +1,5 @@
 /* Where a CPU rows sum loses time against torch.sum's kind of loop, one
- * thread, in cache: the evidence behind leaderboard/PERFORMANCE.md "Stop 37,
+ * thread, in cache: the evidence behind leaderboard/HISTORY.md "Stop 37,
  * CPU" (issue 15, target 4: rows of 1M fp32 elements).
  *
  * A standalone measuring program, not part of the product. Each variant sums

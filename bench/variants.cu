@@ -1,4 +1,4 @@
-/* Variant timings: the evidence behind leaderboard/PERFORMANCE.md.
+/* Variant timings: the evidence behind leaderboard/PERFORMANCE.md and HISTORY.md.
  *
  * A standalone measuring program, not part of the extension. It builds
  * against the C API and the one internal header csrc/cuda/internal.cuh (to
@@ -2280,7 +2280,7 @@ void section_wide(Bench &b) {
  * On the H100 pure reads of 1024 threads x 1 load a block (16 KB) beat
  * 1024 x 2 (32 KB, the wide chunk) by ~2 us at 52.4M. Are fewer bytes in
  * flight what reads faster there? The wide tree's chunk read two ways that
- * keep its bits (no: both slower; leaderboard/PERFORMANCE.md): DEP, tile 1's loads issued only once tile 0's adds are done (a
+ * keep its bits (no: both slower; leaderboard/HISTORY.md): DEP, tile 1's loads issued only once tile 0's adds are done (a
  * data dependency on the lane sum, so neither compiler may hoist them);
  * THREADS 512, two lanes a thread (t and t + 512), whose warp trees give
  * warps w and w + 16 of the 1024-lane tree. Polled finish, a chunk a block. */
@@ -3341,7 +3341,7 @@ void section_phase(Bench &b) {
 }
 
 /* ---- streamed chunks (section `stream`) ----------------------------------
- * Measured and not taken (leaderboard/PERFORMANCE.md): the 256-lane 8-tile
+ * Measured and not taken (leaderboard/HISTORY.md): the 256-lane 8-tile
  * chunks of the previous full-sum tree (the bench's fixed_sum<8, 1> gives
  * their bits) on blocks that stay resident: block b of `streamers` takes
  * chunks b, b + streamers, ... and each thread keeps DEPTH loads running

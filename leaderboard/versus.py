@@ -73,7 +73,7 @@ WARMUP_CALLS = 3
 # one: the median of GAUGE_FLUSHES at the turn's start, or the run's usual
 # (the median over the turns kept so far) when lower. bench/host_gauge.py on
 # a busy H100: flagging at 1.5x caught 59-96% of the slow calls' excess over
-# the median, at 2x 27-89% (PERFORMANCE.md, stop 33).
+# the median, at 2x 27-89% (HISTORY.md, "Stop 33").
 # A call is also retaken when its launch was exposed (ExposureTimer): on
 # four fresh H100 processes (stop 35, bench/results/h100/host_gauge.txt)
 # every call over 1.5x the median was exposed, and retaking the exposed
