@@ -2,7 +2,8 @@
 each family and dtype pair, aligned and misaligned inputs, one and several
 chunks, forced grids, the ladder rungs, the read probe and the contest
 custom_kernel. Results are checked, so a run is also a correctness run.
-Sizes stay small: the sanitizers slow kernels by 10-100x."""
+Sizes stay small (the sanitizers slow kernels by 10-100x), but for the long
+wide grids that only a large input launches."""
 import sys
 
 import torch
@@ -17,6 +18,11 @@ PROBLEMS = [((1,), None), ((1000,), None), ((70_001,), None), ((300_007,), None)
             ((33, 7), [1]), ((17, 1000), [1]), ((5, 40_000), [1]),                   # short rows, long rows
             ((1000, 33), [0]), ((3000, 64), [0]), ((7, 600, 5), [1]), ((64, 2), [0]),  # columns
             ((1800, 256), [0])]  # columns in 7 chunks: the cluster finish (grid 0 on sm_90+)
+# Full sums of 8000 wide chunks (32 KB each): a long grid on any GPU of fewer
+# than 500 SMs, so the polled kernel with its dedicated finishing block runs
+# (csrc/cuda/sum_full.cu, kWideDedicatedWaves; test_contracts checks its bits).
+LONG_WIDE_CHUNKS = 8000
+LONG_WIDE_PAIRS = [(torch.float32, None), (torch.float16, torch.float32), (torch.float32, torch.float64)]
 PAIRS = [(torch.float32, None), (torch.float64, None), (torch.float16, None), (torch.bfloat16, None),
          (torch.int64, None), (torch.float16, torch.float32), (torch.bfloat16, torch.float32),
          (torch.float32, torch.float64)]
@@ -36,6 +42,12 @@ def main():
                     got = torch.ops.redux._sum_grid(x, dim, False, out, grid)
                     assert_matches(got, x, dim, dtype=out)
                     count += 1
+    for dtype, out in LONG_WIDE_PAIRS:
+        n = LONG_WIDE_CHUNKS * 2048 * (16 // torch.empty((), dtype=dtype).element_size()) - 5
+        for off in (0, 1):
+            x = random_tensor((n + off,), dtype, "cuda", seed=off)[off:]
+            assert_matches(torch.ops.redux._sum_grid(x, None, False, out, 0), x, dtype=out)
+            count += 1
     for v in redux.VARIANTS:
         if not v.general:
             for n in (1000, 100_003):
