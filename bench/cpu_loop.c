@@ -1,5 +1,6 @@
 /* The CPU float-class loop against torch.sum's kind of loop, one thread:
- * the evidence behind leaderboard/HISTORY.md ("CPU", "Stop 31" to "Stop 41") (issue 15, target 4).
+ * the evidence behind leaderboard/HISTORY.md ("CPU", "Stop 31" to "Stop
+ * 41"; issue 15, target 4).
  *
  * A standalone measuring program, not part of the product. Each variant
  * sums fp32 rows into 32 fp64 lanes the way csrc/cpu/sum_cpu.c does

@@ -116,9 +116,9 @@ static inline uint16_t float_to_bf16(float f) {
 
 /* The float32 loop's far form (FAR below): into the L2 only, 8 KB ahead,
  * for inputs of at least a quarter of the L3 where it is measured to pay
- * (below). Why: such an input does not stay in
- * a shared L3 from one call to the next, and 1 KB ahead into the L1 does
- * not cover the latency of the lines that come from memory. Measured on
+ * (below). Why: such an input does not stay in a shared L3 from one call
+ * to the next, and 1 KB ahead into the L1 does not cover the latency of
+ * the lines that come from memory. Measured on
  * the 2-core dev machine (Zen 3, 32 MB L3 shared with other tenants; two
  * threads; bench/results/cpu/cpu_prefetch.txt): 4M fp32 (16 MB) full
  * 1.14-1.16x torch.sum -> 0.88-1.00, rows of 2048 1.12-1.18 -> 0.82-0.97;
@@ -141,11 +141,12 @@ static inline uint16_t float_to_bf16(float f) {
 enum { PF_NONE = 0, PF_FAR_8K = 1, PF_FAR_16K = 2 };
 #define PREFETCH_FAR_BYTES(form) ((form) == PF_FAR_16K ? 16384 : 8192)
 
-/* The input size T from which the float32 loop may prefetch far: a quarter
- * of the L3 (Linux: cpu0's level-3 cache in sysfs, 32 MB where it cannot be read;
- * sysconf's figure is the whole socket's on this machine, 256 MB), or
- * REDUX_CPU_FAR_PREFETCH_BYTES from the environment (tests and A/B runs).
- * Read once; speed only: the prefetch reads nothing the sum uses. */
+/* The input size T from which the float32 loop may prefetch far: a
+ * quarter of the L3 (Linux: cpu0's level-3 cache in sysfs, 32 MB where it
+ * cannot be read; sysconf's figure is the whole socket's on this machine,
+ * 256 MB), or REDUX_CPU_FAR_PREFETCH_BYTES from the environment (tests and
+ * A/B runs). Read once; speed only: the prefetch reads nothing the sum
+ * uses. */
 int64_t redux_cpu_far_prefetch_bytes(void) {
   static _Atomic int64_t cached = -1;
   int64_t v = atomic_load_explicit(&cached, memory_order_relaxed);
@@ -211,7 +212,7 @@ static int prefetch_form_of(int64_t input_bytes, int *trial) {
   const int64_t from = redux_cpu_far_prefetch_bytes();
   if (trial) *trial = 0;
   if (input_bytes < from) return PF_NONE;
-  const int cls = input_bytes / 8 >= from; /* class 1 from twice the L3 */
+  const int cls = input_bytes / 8 >= from; /* class 1 from 8T: twice the L3 by default */
   const int far = cls ? PF_FAR_16K : PF_FAR_8K;
   const int mode = prefetch_mode();
   if (mode != PF_MEASURE) return mode == PF_NEVER ? PF_NONE : far;
