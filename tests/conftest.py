@@ -19,6 +19,12 @@ ROUND = {torch.float32: 2.0**-23, torch.float64: 2.0**-52, torch.float16: 2.0**-
 ACC = {torch.float32: 1e-13, torch.float64: 1e-14, torch.float16: 1e-5, torch.bfloat16: 1e-5}
 
 
+def wide_chunk_elements(dtype):
+    """Elements of one chunk of the CUDA full sum's wide tree: 2048 16-byte
+    vectors (32 KB; csrc/cuda/sum_full.cu)."""
+    return 2048 * (16 // torch.empty((), dtype=dtype).element_size())
+
+
 def random_tensor(shape, dtype, device, seed, offset=3.0):
     """Fresh normal data with an offset (never zeros); integers in [-50, 50)."""
     g = torch.Generator().manual_seed(seed)

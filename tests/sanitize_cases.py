@@ -12,7 +12,7 @@ import redux
 from leaderboard import core
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from conftest import assert_matches, random_tensor  # noqa: E402
+from conftest import assert_matches, random_tensor, wide_chunk_elements  # noqa: E402
 
 PROBLEMS = [((1,), None), ((1000,), None), ((70_001,), None), ((300_007,), None),  # full, 1 and many chunks
             ((33, 7), [1]), ((17, 1000), [1]), ((5, 40_000), [1]),                   # short rows, long rows
@@ -43,7 +43,7 @@ def main():
                     assert_matches(got, x, dim, dtype=out)
                     count += 1
     for dtype, out in LONG_WIDE_PAIRS:
-        n = LONG_WIDE_CHUNKS * 2048 * (16 // torch.empty((), dtype=dtype).element_size()) - 5
+        n = LONG_WIDE_CHUNKS * wide_chunk_elements(dtype) - 5
         for off in (0, 1):
             x = random_tensor((n + off,), dtype, "cuda", seed=off)[off:]
             assert_matches(torch.ops.redux._sum_grid(x, None, False, out, 0), x, dtype=out)

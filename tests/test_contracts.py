@@ -11,7 +11,7 @@ import threading
 import pytest
 import torch
 
-from conftest import DEVICES, HAS_CUDA, assert_matches, cuda, random_tensor
+from conftest import DEVICES, HAS_CUDA, assert_matches, cuda, random_tensor, wide_chunk_elements
 
 # (shape, dim): full, short rows, long rows (multi-chunk finish), columns with
 # one and several chunks, a 3-D column problem.
@@ -71,7 +71,7 @@ def test_bits_of_long_wide_sums_independent_of_finisher(dtype, out):
     # of fewer than 500 SMs, 300 a short one: the same bits either way,
     # aligned and not (a short last chunk), twice (each finish empties the
     # slots the next call polls).
-    per_chunk = 2048 * (16 // torch.empty((), dtype=dtype).element_size())
+    per_chunk = wide_chunk_elements(dtype)
     for chunks in (8000, 300):
         for skip in (0, 1):
             n = chunks * per_chunk - 5

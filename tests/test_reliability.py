@@ -100,6 +100,38 @@ def test_cpu_prefetch_form_follows_the_input_size(tmp_path):
     assert out[:5] == ["249 0 0", "250 1 1", "1999 1 1", "2000 2 2", "4000 2 2"], out
 
 
+FAR_FROM_C = r"""
+#include <stdio.h>
+#include "redux/redux.h"
+int main(void) { printf("%lld\n", (long long)redux_cpu_far_prefetch_bytes()); return 0; }
+"""
+
+
+@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+def test_cpu_far_prefetch_threshold_defaults_to_a_quarter_of_the_l3(tmp_path):
+    """Without REDUX_CPU_FAR_PREFETCH_BYTES the threshold T is a quarter of
+    cpu0's L3 as sysfs gives it (32 MB where it cannot be read)."""
+    src = tmp_path / "far_from.c"
+    src.write_text(FAR_FROM_C)
+    exe = tmp_path / "far_from"
+    subprocess.run([CC, "-std=c11", "-O1", "-I", os.path.join(ROOT, "include"), str(src),
+                    os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"), os.path.join(ROOT, "csrc", "cpu", "status.c"),
+                    "-lm", "-o", str(exe)], check=True)
+    env = {k: v for k, v in os.environ.items() if k != "REDUX_CPU_FAR_PREFETCH_BYTES"}
+    got = int(subprocess.run([str(exe)], capture_output=True, text=True, check=True, env=env).stdout)
+    l3 = 32 << 20
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index3/size") as f:
+            text = f.read().strip()
+        units = {"K": 1 << 10, "M": 1 << 20}
+        value = int(text.rstrip("KM")) * units.get(text[-1], 1)
+        if value > 0:
+            l3 = value
+    except (OSError, ValueError):
+        pass
+    assert got == l3 // 4, (got, l3)
+
+
 PREFETCH_TRIALS_C = r"""
 #include <pthread.h>
 #include <stdio.h>
