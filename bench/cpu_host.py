@@ -1,9 +1,12 @@
 """Host cost of a CPU call, warm and right after a streamed input (evidence
 tool, not a test; leaderboard/HISTORY.md "Stop 37, CPU").
 
-torch.ops.redux.sum, the redux.sum wrapper (since stop 38 its eager entry,
-redux._C.sum, for plain tensors), torch.sum and torch.ops.aten.sum (torch's
-own op through the torch.ops route, since stop 39) on a small input
+torch.ops.redux.sum (since stop 42 its packet serves plain calls through
+redux._C.packet_sum), the same call through torch's own packet route
+(OpOverloadPacket.__call__, what it took before stop 42), the redux.sum
+wrapper (since stop 38 its eager entry, redux._C.sum, for plain tensors),
+torch.sum and torch.ops.aten.sum (torch's own op through the torch.ops
+route, since stop 39) on a small input
 (32 x 32, over dim 1), one thread, median of CALLS calls: alone (the host
 path warm in the caches), and each call right after a direct ctypes call
 of the C kernel
@@ -57,7 +60,9 @@ def main():
 
     print(f"one thread, medians of {args.calls} calls, us; the streamed input: {args.rows} x {args.n} fp32 "
           f"({args.rows * args.n * 4 / 2**20:.1f} MiB)")
+    route = torch._ops.OpOverloadPacket.__call__  # torch's route for a packet's call
     for name, fn in (("torch.ops.redux.sum", lambda: torch.ops.redux.sum(small, [1])),
+                     ("  torch's route", lambda: route(torch.ops.redux.sum, small, [1])),
                      ("redux.sum", lambda: redux.sum(small, 1)),
                      ("torch.sum", lambda: torch.sum(small, [1])),
                      # torch's own op through the torch.ops route: that route's cost for any op
@@ -66,9 +71,11 @@ def main():
         print(f"  {name:20s} 32 x 32: alone {warm:6.2f}   right after the streamed sum {cold:6.2f}")
     direct = median_us(stream, nothing, args.calls)
     op = median_us(lambda: torch.ops.redux.sum(big, [1]), nothing, args.calls)
+    routed = median_us(lambda: route(torch.ops.redux.sum, big, [1]), nothing, args.calls)
     wrapper = median_us(lambda: redux.sum(big, 1), nothing, args.calls)
     print(f"  the streamed input itself: the C kernel through ctypes {direct:7.2f}, torch.ops.redux.sum {op:7.2f} "
-          f"(+{op - direct:.2f}), redux.sum {wrapper:7.2f} (+{wrapper - direct:.2f})")
+          f"(+{op - direct:.2f}), through torch's route {routed:7.2f} (+{routed - direct:.2f}), "
+          f"redux.sum {wrapper:7.2f} (+{wrapper - direct:.2f})")
 
 
 if __name__ == "__main__":

@@ -375,3 +375,150 @@ def test_python_wrappers_trace_whole():
 
     compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
     assert torch.equal(compiled(x), f(x))
+
+
+# ---- torch.ops.redux.sum / .mean's call (redux._serve_packet_calls) ----
+
+def _route(packet):
+    """torch's own route for a call of the packet: OpOverloadPacket.__call__."""
+    return torch._ops.OpOverloadPacket.__call__.__get__(packet)
+
+
+def _outcome(call):
+    """What a call gives: its tensor (dtype, shape, values) or its error (type, message)."""
+    try:
+        r = call()
+    except Exception as e:  # noqa: BLE001  (every error is compared, whatever its type)
+        return ("raised", type(e), str(e))
+    return ("returned", r.dtype, tuple(r.shape), r.cpu().tolist())
+
+
+# (args after the input, kwargs): calls the eager entry serves, then calls it
+# hands to torch's route (bad arguments, forms it does not parse).
+SERVED_CALLS = [((), {}), (([1],), {}), ((1,), {}), ((-1,), {}), (((0, 1),), {}), (([],), {}), ((None,), {}),
+                (([1], True), {}), ((), {"dim": 1}), ((), {"dim": [0], "keepdim": True}), ((torch.Size([1]),), {}),
+                (([1],), {"dtype": torch.float64}), ((), {"dtype": torch.float64}), ((None, False), {"dtype": None}),
+                (([0, 0],), {}), ((5,), {}), ((), {"dim": -3})]
+ROUTED_CALLS = [(("a",), {}), ((1.5,), {}), (([0, "a"],), {}), ((True,), {}), (([1], 1), {}), (([1], False, None), {}),
+                ((), {"dim": 1, "dim2": 3}), (([1],), {"dim": [0]}), (([1], True), {"keepdim": True}),
+                ((), {"dtype": "float"}), ((), {"dtype": 3})]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["sum", "mean"])
+def test_packet_call_gives_torch_routes_outcome(device, name):
+    """torch.ops.redux.sum(...) and .mean(...), served or routed: the same
+    result bits, dtype and shape, or the same error, as torch's own route."""
+    packet = getattr(torch.ops.redux, name)
+    route = _route(packet)
+    x = random_tensor((6, 33), torch.float32, device, seed=40)
+    for args, kwargs in SERVED_CALLS + ROUTED_CALLS:
+        got = _outcome(lambda: packet(x, *args, **kwargs))
+        want = _outcome(lambda: route(x, *args, **kwargs))
+        assert got == want, (args, kwargs)
+    ints = (x * 10).to(torch.int32)
+    assert _outcome(lambda: packet(ints, [1])) == _outcome(lambda: route(ints, [1]))
+    for args, kwargs in (((), {}), ((), {"self": x, "dim": [1]}), ((x, [1], False, None), {})):
+        assert _outcome(lambda: packet(*args, **kwargs)) == _outcome(lambda: route(*args, **kwargs))
+
+
+def test_packet_call_serves_plain_calls_and_routes_the_rest():
+    """The entry's choice, seen directly: a served call never reaches the
+    route it is given; any other call reaches it with exactly its arguments."""
+    x = random_tensor((5, 8), torch.float32, "cpu", seed=41)
+    routed = []
+
+    def spy(*args, **kwargs):
+        routed.append((args, kwargs))
+        return "routed"
+
+    for args, kwargs in SERVED_CALLS:  # the last three served, and the op refuses them
+        got = _outcome(lambda: redux._C.packet_sum(spy, x, *args, **kwargs))
+        assert routed == [] and got == _outcome(lambda: _route(torch.ops.redux.sum)(x, *args, **kwargs)), (args, kwargs)
+    for args, kwargs in ROUTED_CALLS:
+        assert redux._C.packet_sum(spy, x, *args, **kwargs) == "routed"
+        assert routed.pop() == ((x, *args), kwargs)
+    # Not a plain tensor (a subclass, not a tensor), or a __torch_function__ mode active: routed.
+    class Sub(torch.Tensor):
+        pass
+
+    for value in (x.as_subclass(Sub), x.tolist(), None):
+        assert redux._C.packet_sum(spy, value, [1]) == "routed"
+    with torch.overrides.TorchFunctionMode():
+        assert redux._C.packet_sum(spy, x, [1]) == "routed"
+    with pytest.raises(TypeError, match="torch's route"):
+        redux._C.packet_sum()
+
+
+def test_packet_is_still_torchs_packet():
+    """The packet keeps its identity, type, overloads and schema: torch.ops
+    users, torch.compile and FX see an OpOverloadPacket."""
+    for name in ("sum", "mean"):
+        packet = getattr(torch.ops.redux, name)
+        assert packet is getattr(torch.ops.redux, name)
+        assert isinstance(packet, torch._ops.OpOverloadPacket) and type(packet).__name__ == "EagerOpOverloadPacket"
+        assert packet.overloads() == ["default"] and str(packet) == f"redux.{name}"
+        assert packet.default._schema.name == f"redux::{name}"
+
+
+def test_packet_call_gives_subclasses_modes_and_autograd_the_op():
+    """Through the packet, as before it served calls: a subclass's and a
+    mode's __torch_function__ see the packet, a TorchDispatchMode sees
+    redux::sum, and autograd gives torch.sum's gradients."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Logged(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    class FunctionMode(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    class DispatchMode(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x = random_tensor((6, 7), torch.float32, "cpu", seed=42)
+    want = torch.ops.redux.sum.default(x, [1])
+    assert torch.equal(torch.ops.redux.sum(x.as_subclass(Logged), [1]).as_subclass(torch.Tensor), want)
+    assert seen == [torch.ops.redux.sum]
+    seen.clear()
+    with FunctionMode():
+        got = torch.ops.redux.mean(x, [0])
+    assert seen == [torch.ops.redux.mean] and torch.equal(got, torch.ops.redux.mean.default(x, [0]))
+    seen.clear()
+    with DispatchMode():
+        torch.ops.redux.sum(x, [1])
+    assert seen == [torch.ops.redux.sum.default]
+    w = x.clone().requires_grad_()
+    (torch.ops.redux.sum(w, [1]) * torch.arange(6.0)).sum().backward()
+    assert torch.equal(w.grad, torch.arange(6.0)[:, None].expand(6, 7))
+
+
+def test_packet_call_from_many_threads():
+    """Threads calling torch.ops.redux.sum at once (served without the GIL)
+    each get their own tensor's bits."""
+    import threading
+
+    xs = [random_tensor((64, 300), torch.float32, "cpu", seed=50 + i) for i in range(4)]
+    want = [torch.ops.redux.sum.default(x, [1]) for x in xs]
+    bad = []
+
+    def work(i):
+        for _ in range(200):
+            if not torch.equal(torch.ops.redux.sum(xs[i], [1]), want[i]):
+                bad.append(i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert bad == []

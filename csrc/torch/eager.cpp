@@ -7,6 +7,7 @@
 // plain tensors outside tracing and __torch_function__ modes; no arithmetic
 // here, only argument conversion.
 #include <Python.h>
+#include <ATen/PythonTorchFunctionTLS.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/util/ScopeExit.h>
 #include <torch/csrc/Dtype.h>
@@ -58,6 +59,21 @@ std::optional<at::ScalarType> parse_dtype(const char *op, PyObject *dtype) {
   return reinterpret_cast<THPDtype *>(dtype)->scalar_type;
 }
 
+// The op on parsed Python arguments; the GIL is released around the call,
+// as torch's bindings do, so other Python threads run while the kernel does.
+PyObject *call_parsed(const char *op, const c10::TypedOperatorHandle<SumFn> &handle, PyObject *input,
+                      PyObject *dim, bool keepdim, PyObject *dtype) {
+  const at::Tensor &self = THPVariable_Unpack(input);
+  const auto dims = parse_dim(op, dim);
+  const auto scalar_type = parse_dtype(op, dtype);
+  at::Tensor out;
+  {
+    pybind11::gil_scoped_release no_gil;
+    out = handle.call(self, dims ? at::OptionalIntArrayRef(*dims) : at::OptionalIntArrayRef(), keepdim, scalar_type);
+  }
+  return THPVariable_Wrap(std::move(out));
+}
+
 // (input, dim, keepdim, dtype), all positional: redux/__init__.py passes all four.
 PyObject *call_op(const char *op, const c10::TypedOperatorHandle<SumFn> &handle, PyObject *const *args,
                   Py_ssize_t nargs) {
@@ -66,17 +82,54 @@ PyObject *call_op(const char *op, const c10::TypedOperatorHandle<SumFn> &handle,
   TORCH_CHECK_TYPE(THPVariable_Check(args[0]), op, ": argument 'input' must be a Tensor, got ",
                    Py_TYPE(args[0])->tp_name);
   TORCH_CHECK_TYPE(PyBool_Check(args[2]), op, ": argument 'keepdim' must be a bool, got ", Py_TYPE(args[2])->tp_name);
-  const at::Tensor &input = THPVariable_Unpack(args[0]);
-  const auto dims = parse_dim(op, args[1]);
-  const bool keepdim = args[2] == Py_True;
-  const auto dtype = parse_dtype(op, args[3]);
-  at::Tensor out;
-  {
-    // As torch's bindings do: other Python threads run while the kernel does.
-    pybind11::gil_scoped_release no_gil;
-    out = handle.call(input, dims ? at::OptionalIntArrayRef(*dims) : at::OptionalIntArrayRef(), keepdim, dtype);
+  return call_parsed(op, handle, args[0], args[1], args[2] == Py_True, args[3]);
+  END_HANDLE_TH_ERRORS
+}
+
+// A dim the op's schema (int[1]?) takes and parse_dim reads the same way:
+// None, an int, or a list or tuple of ints (bools excluded, as both refuse).
+bool plain_dim(PyObject *dim) {
+  auto plain_int = [](PyObject *o) { return PyLong_Check(o) && !PyBool_Check(o); };
+  if (dim == Py_None || plain_int(dim)) return true;
+  if (!PyList_Check(dim) && !PyTuple_Check(dim)) return false;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(dim); ++i)
+    if (!plain_int(PySequence_Fast_GET_ITEM(dim, i))) return false;
+  return true;
+}
+
+// torch.ops.redux.sum(...) / .mean(...): args[0] is the packet's own call
+// (torch's route), the rest the call's arguments. A call the eager entry
+// serves exactly as that route would (a plain tensor, no __torch_function__
+// mode, arguments of the schema's plain types, no keyword twice) goes
+// straight to the dispatcher; any other call, errors included, takes
+// torch's route unchanged.
+PyObject *packet_call(const char *op, const c10::TypedOperatorHandle<SumFn> &handle, PyObject *const *args,
+                      Py_ssize_t nargs, PyObject *kwnames) {
+  HANDLE_TH_ERRORS
+  TORCH_CHECK_TYPE(nargs >= 1, op, ": the packet's call takes torch's route as its first argument");
+  PyObject *input = nargs >= 2 ? args[1] : nullptr;
+  PyObject *dim = nargs >= 3 ? args[2] : Py_None;
+  PyObject *keepdim = nargs >= 4 ? args[3] : Py_False;
+  PyObject *dtype = Py_None;
+  bool eager = nargs >= 2 && nargs <= 4;
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; eager && i < nkw; ++i) {
+    PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+    PyObject *value = args[nargs + i];
+    if (nargs < 3 && PyUnicode_CompareWithASCIIString(name, "dim") == 0) {
+      dim = value;
+    } else if (nargs < 4 && PyUnicode_CompareWithASCIIString(name, "keepdim") == 0) {
+      keepdim = value;
+    } else if (PyUnicode_CompareWithASCIIString(name, "dtype") == 0) {
+      dtype = value;
+    } else {
+      eager = false;  // "self", an unknown name, or an argument given twice
+    }
   }
-  return THPVariable_Wrap(std::move(out));
+  eager = eager && THPVariable_CheckExact(input) && !at::impl::torch_function_mode_enabled() &&
+          PyBool_Check(keepdim) && plain_dim(dim) && (dtype == Py_None || THPDtype_Check(dtype));
+  if (!eager) return PyObject_Vectorcall(args[0], args + 1, nargs - 1, kwnames);
+  return call_parsed(op, handle, input, dim, keepdim == Py_True, dtype);
   END_HANDLE_TH_ERRORS
 }
 
@@ -88,6 +141,14 @@ PyObject *eager_sum(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
 
 PyObject *eager_mean(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   return call_op("redux.mean", mean_op(), args, nargs);
+}
+
+PyObject *packet_sum(PyObject *, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  return packet_call("redux.sum", sum_op(), args, nargs, kwnames);
+}
+
+PyObject *packet_mean(PyObject *, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  return packet_call("redux.mean", mean_op(), args, nargs, kwnames);
 }
 
 }  // namespace redux_shim

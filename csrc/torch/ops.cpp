@@ -1,7 +1,8 @@
 // The one TORCH_LIBRARY block: every schema of the redux namespace, and the
 // Python module redux._C: variants() hands the variants table
 // (include/redux/variants.h) to redux/variants.py; sum() and mean() are
-// redux.sum's and redux.mean's eager entries (eager.cpp).
+// redux.sum's and redux.mean's eager entries, packet_sum() and packet_mean()
+// the calls of torch.ops.redux.sum and .mean (eager.cpp).
 // Backend implementations: sum_cpu.cpp, sum_cuda.cpp, sum_meta.cpp, mean.cpp,
 // sharded*.cpp, ladder*.cpp, probe*.cpp, contest.cpp; autograd: autograd.cpp.
 #include <Python.h>
@@ -48,6 +49,12 @@ PyMethodDef kMethods[] = {
      "redux.sum's eager entry: sum(input, dim, keepdim, dtype) through the dispatcher (eager.cpp)."},
     {"mean", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::eager_mean)), METH_FASTCALL,
      "redux.mean's eager entry: mean(input, dim, keepdim, dtype) through the dispatcher (eager.cpp)."},
+    {"packet_sum", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::packet_sum)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "torch.ops.redux.sum's call: packet_sum(torch_route, *args, **kwargs) (eager.cpp)."},
+    {"packet_mean", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::packet_mean)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "torch.ops.redux.mean's call: packet_mean(torch_route, *args, **kwargs) (eager.cpp)."},
     {nullptr, nullptr, 0, nullptr},
 };
 
