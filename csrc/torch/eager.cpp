@@ -1,11 +1,13 @@
 // redux._C.sum / redux._C.mean: the eager Python entry of redux.sum and
-// redux.mean. They call the registered ops through the dispatcher (every
-// kernel, autograd and dispatch mode as torch.ops would) but take their
-// arguments straight from Python, as torch.sum's own binding does: the
-// torch.ops call's schema-driven argument parsing cost ~2 us of host time
-// a call (stop 38, bench/cpu_host.py). redux/__init__.py uses them only for
-// plain tensors outside tracing and __torch_function__ modes; no arithmetic
-// here, only argument conversion.
+// redux.mean; redux._C.packet_sum / packet_mean: the same entry as the call
+// of the torch.ops.redux.sum / .mean packets. They call the registered ops
+// through the dispatcher (every kernel, autograd and dispatch mode as
+// torch.ops would) but take their arguments straight from Python, as
+// torch.sum's own binding does: the torch.ops call's schema-driven argument
+// parsing cost ~2 us of host time a call (stop 38), 4 us and 12 us after a
+// streamed input on stop 42's host (bench/cpu_host.py). Only plain tensors
+// outside __torch_function__ modes take them (redux.sum also not while
+// tracing); no arithmetic here, only argument conversion.
 #include <Python.h>
 #include <ATen/PythonTorchFunctionTLS.h>
 #include <ATen/core/dispatch/Dispatcher.h>
