@@ -29,10 +29,6 @@ __all__ = ["sum", "mean", "distributed", "enable", "disable", "enabled", "is_ena
            "has_cuda_kernels"]
 
 
-# The ops' overloads, bound once: calling an overload skips the packet's
-# overload lookup, and a call without a dtype keyword skips the keyword
-# parsing (stop 37: redux.sum's host time on a small input 4.4-4.6 -> 3.7-3.9 us;
-# bench/results/cpu/cpu_host.txt).
 def _serve_packet_calls(packet, entry):
     """Makes calls of a torch.ops packet (torch.ops.redux.sum) take the eager
     entry where it gives what torch's route would: entry(route, *args,
@@ -53,6 +49,10 @@ def _serve_packet_calls(packet, entry):
 _serve_packet_calls(torch.ops.redux.sum, _C.packet_sum)
 _serve_packet_calls(torch.ops.redux.mean, _C.packet_mean)
 
+# The ops' overloads, bound once: calling an overload skips the packet's
+# overload lookup, and a call without a dtype keyword skips the keyword
+# parsing (stop 37: redux.sum's host time on a small input 4.4-4.6 -> 3.7-3.9 us;
+# bench/results/cpu/cpu_host.txt).
 _SUM = torch.ops.redux.sum.default
 _MEAN = torch.ops.redux.mean.default
 _TENSOR = torch.Tensor
