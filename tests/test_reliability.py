@@ -38,29 +38,34 @@ def test_cpu_float32_loops_give_the_same_bits(tmp_path):
     prefetch forms (by size, unmeasured: REDUX_CPU_PREFETCH=size;
     REDUX_CPU_FAR_PREFETCH_BYTES: from 0 bytes, every call
     prefetches 16 KB ahead; from 2^62, none does; from 64 KB, the inputs of
-    64-512 KB prefetch 8 KB ahead and the smaller ones not at all), against
-    the baseline loop (-DREDUX_CPU_NO_CLONES), on sums that round at every
-    step."""
+    64-512 KB prefetch 8 KB ahead and the smaller ones not at all; and with
+    REDUX_CPU_PREFETCH=l1 from 0 bytes, every call 8 KB ahead into the L1),
+    against the baseline loop (-DREDUX_CPU_NO_CLONES), on sums that round at
+    every step."""
     srcs = [os.path.join(ROOT, "tests", "c", "cpu_paths_check.c"), os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"),
             os.path.join(ROOT, "csrc", "cpu", "status.c")]
     outs = {}
-    for defines, far in (([], "0"), ([], str(2**62)), ([], str(2**16)), (["-DREDUX_CPU_NO_CLONES"], "0")):
+    for defines, far, mode in (([], "0", "size"), ([], str(2**62), "size"), ([], str(2**16), "size"),
+                               ([], "0", "l1"), (["-DREDUX_CPU_NO_CLONES"], "0", "size")):
         exe = tmp_path / ("paths" + "".join(defines))
         if not exe.exists():
             subprocess.run([CC, "-std=c11", "-O2", "-ffp-contract=off", *defines, "-I", os.path.join(ROOT, "include"),
                             *srcs, "-lm", "-o", str(exe)], check=True)
-        env = dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES=far, REDUX_CPU_PREFETCH="size")
-        outs[exe.name, far] = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
-                                             env=env).stdout.splitlines()
-    (far_head, far_from, *far), (near_head, near_from, *near), (mid_head, mid_from, *mid), (base_head, _, *base) = (
-        outs.values())
-    assert (far_from, near_from, mid_from) == ("far prefetch from 0 bytes", f"far prefetch from {2**62} bytes",
-                                               f"far prefetch from {2**16} bytes")
+        env = dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES=far, REDUX_CPU_PREFETCH=mode)
+        outs[exe.name, far, mode] = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                                                   env=env).stdout.splitlines()
+    ((far_head, far_from, *far), (near_head, near_from, *near), (mid_head, mid_from, *mid),
+     (l1_head, l1_from, *l1), (base_head, _, *base)) = outs.values()
+    assert (far_from, near_from, mid_from, l1_from) == (
+        "far prefetch from 0 bytes", f"far prefetch from {2**62} bytes", f"far prefetch from {2**16} bytes",
+        "far prefetch from 0 bytes")
     assert base_head == "loop baseline"
     if far_head != "loop avx2+fma":
         pytest.skip("this CPU has no AVX2+FMA (or the compiler no target clones): both builds run the baseline loop")
-    assert near_head == far_head == mid_head and len(far) == len(near) == len(mid) == len(base) > 200
-    for name, other in (("no prefetch", near), ("8 KB and no prefetch by size", mid), ("baseline", base)):
+    assert near_head == far_head == mid_head == l1_head
+    assert len(far) == len(near) == len(mid) == len(l1) == len(base) > 200
+    for name, other in (("no prefetch", near), ("8 KB and no prefetch by size", mid), ("8 KB into the L1", l1),
+                        ("baseline", base)):
         differ = [f"{a}  vs  {b}" for a, b in zip(far, other) if a != b]
         assert not differ, f"far prefetch against {name}:\n" + "\n".join(differ[:5])
 
@@ -85,7 +90,8 @@ def test_cpu_prefetch_form_follows_the_input_size(tmp_path):
     """The float32 loop's prefetch form (redux_cpu_plan.far_prefetch) by
     size, unmeasured (REDUX_CPU_PREFETCH=size), from the threshold T (a
     quarter of the L3; here REDUX_CPU_FAR_PREFETCH_BYTES=1000): none under T
-    bytes, 8 KB ahead from T, 16 KB ahead from 8T (twice the L3)."""
+    bytes, 8 KB ahead from T, 16 KB ahead from 8T (twice the L3); with
+    REDUX_CPU_PREFETCH=l1, 8 KB ahead into the L1 from T."""
     src = tmp_path / "plan_forms.c"
     src.write_text(PLAN_FORMS_C)
     exe = tmp_path / "plan_forms"
@@ -98,6 +104,11 @@ def test_cpu_prefetch_form_follows_the_input_size(tmp_path):
     # 4-byte elements: 249 -> 996 B (none), 250 -> 1000 B (8 KB), 1999 -> 7996 B (8 KB),
     # 2000 -> 8000 B (16 KB); rows of 10 cover counts // 10 * 10 elements.
     assert out[:5] == ["249 0 0", "250 1 1", "1999 1 1", "2000 2 2", "4000 2 2"], out
+    # REDUX_CPU_PREFETCH=l1: the L1 form (3) from T in both classes.
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES="1000",
+                                  REDUX_CPU_PREFETCH="l1")).stdout.split("\n")
+    assert out[:5] == ["249 0 0", "250 3 3", "1999 3 3", "2000 3 3", "4000 3 3"], out
 
 
 FAR_FROM_C = r"""
@@ -138,16 +149,16 @@ PREFETCH_TRIALS_C = r"""
 #include "redux/redux.h"
 /* Class 0 (T = 1000 bytes: 1000-7999 B) and class 1 (from 8000 B). */
 static redux_shape full(long long count) { redux_shape s = {1, count, 1}; return s; }
-static void *reporter(void *arg) { /* class 1: the far form reported 3x slower */
+static void *reporter(void *arg) { /* class 1: the far form (16 KB) reported fastest, the L1 form slowest */
   (void)arg;
-  for (int k = 0; k < 40; ++k) {
+  for (int k = 0; k < 60; ++k) {
     redux_cpu_plan p = redux_cpu_sum_plan(REDUX_FULL, full(5000), REDUX_F32);
-    redux_cpu_prefetch_report(&p, REDUX_F32, 20000, p.far_prefetch ? 3000 : 1000);
+    redux_cpu_prefetch_report(&p, REDUX_F32, 20000, p.far_prefetch == 2 ? 500 : p.far_prefetch == 3 ? 3000 : 1000);
   }
   return NULL;
 }
 int main(void) {
-  /* class 0 alternates, none first; only float32 full and rows sums take part */
+  /* class 0 takes the forms in turn, none first; only float32 full and rows sums take part */
   for (int k = 0; k < 4; ++k) {
     redux_cpu_plan p = redux_cpu_sum_plan(REDUX_ROWS, (redux_shape){20, 20, 1}, REDUX_F32);
     printf("%d%d ", p.far_prefetch, p.prefetch_trial);
@@ -155,14 +166,15 @@ int main(void) {
   redux_cpu_plan c = redux_cpu_sum_plan(REDUX_COLS, (redux_shape){1, 100, 20}, REDUX_F32);
   redux_cpu_plan d = redux_cpu_sum_plan(REDUX_FULL, full(1000), REDUX_F64);
   printf("cols %d f64 %d\n", c.prefetch_trial, d.prefetch_trial);
-  /* class 0: the far form reported faster; reports of f64 outputs, of
-   * plans that are no trial, and beyond 7 a form do not count */
+  /* class 0: the L1 form reported fastest, then the far one; reports of
+   * f64 outputs, of plans that are no trial, and beyond 7 a form do not count */
   int made = 0;
   while (redux_cpu_prefetch_choice(0) < 0 && made < 100) {
     redux_cpu_plan p = redux_cpu_sum_plan(REDUX_FULL, full(500), REDUX_F32);
     redux_cpu_prefetch_report(&p, REDUX_F64, 2000, p.far_prefetch ? 1 : 1000000);
     redux_cpu_prefetch_report(&d, REDUX_F32, 2000, 1);
-    redux_cpu_prefetch_report(&p, REDUX_F32, 2000, p.far_prefetch ? 900 + made : 1000 + made);
+    redux_cpu_prefetch_report(&p, REDUX_F32, 2000,
+                              p.far_prefetch == 3 ? 800 + made : p.far_prefetch ? 900 + made : 1000 + made);
     ++made;
   }
   redux_cpu_plan after = redux_cpu_sum_plan(REDUX_FULL, full(900), REDUX_F32);
@@ -181,11 +193,11 @@ int main(void) {
 @pytest.mark.skipif(CC is None, reason="needs a C compiler")
 def test_cpu_prefetch_form_is_measured_per_size_class(tmp_path):
     """REDUX_CPU_PREFETCH=measure (the default): from the threshold, float32
-    full and rows plans alternate none and far as timed trials (columns
-    and other dtypes take no part); after 7 reports of each form, a size
-    class keeps the form of the lower median time per byte, also when four
-    threads report at once; reports into f64 outputs or of plans that are
-    no trial are ignored."""
+    full and rows plans take none, the class's far form and the L1 form in
+    turn as timed trials (columns and other dtypes take no part); after 7
+    reports of each form, a size class keeps the form of the lowest median
+    time per byte, also when four threads report at once; reports into f64
+    outputs or of plans that are no trial are ignored."""
     src = tmp_path / "trials.c"
     src.write_text(PREFETCH_TRIALS_C)
     exe = tmp_path / "trials"
@@ -195,19 +207,20 @@ def test_cpu_prefetch_form_is_measured_per_size_class(tmp_path):
     out = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
                          env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES="1000", REDUX_CPU_PREFETCH="measure")
                          ).stdout.splitlines()
-    # 00 = none, trial class 0 + 1 = 1 -> "01"; 11 = 8 KB ahead, trial 1.
-    assert out[0] == "01 11 01 11 cols 0 f64 0", out
-    # Two of the four plans above were trials that never reported: 14 more calls.
-    assert out[1] == "class0 1 after 14 calls, then 10, class1 -1", out
-    assert out[2] == "class1 0, then 00", out
+    # 00 = none, trial class 0 + 1 = 1 -> "01"; 11 = 8 KB ahead, trial 1; 31 = 8 KB into the L1.
+    assert out[0] == "01 11 31 01 cols 0 f64 0", out
+    # The four plans above were trials that never reported: 21 more calls, 7 of each form.
+    assert out[1] == "class0 3 after 21 calls, then 30, class1 -1", out
+    assert out[2] == "class1 2, then 20", out
 
 
 def test_cpu_far_prefetch_changes_no_bits_through_the_op():
     """torch.ops.redux.sum on the CPU with every float32 call prefetching 16
     KB ahead (REDUX_CPU_FAR_PREFETCH_BYTES=0), with none doing so (the
     threshold at 2^62, or REDUX_CPU_PREFETCH=none), with the forms by size
-    from 128 KB (none, 8 KB or 16 KB ahead among the cases below), and
-    measured (the trials alternate forms): the same bits, full sums of one
+    from 128 KB (none, 8 KB or 16 KB ahead among the cases below), with
+    every call 8 KB ahead into the L1 (REDUX_CPU_PREFETCH=l1), and measured
+    (the trials take the forms in turn): the same bits, full sums of one
     unit and of many, rows, a sharded range's partials."""
     code = ("import torch, redux\n"
             "g = torch.Generator().manual_seed(5)\n"
@@ -222,21 +235,21 @@ def test_cpu_far_prefetch_changes_no_bits_through_the_op():
     outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES=far, REDUX_CPU_PREFETCH=mode)).stdout
             for far, mode in (("0", "size"), (str(2**62), "size"), (str(2**17), "size"), ("0", "none"),
-                              ("0", "measure"))]
+                              ("0", "l1"), ("0", "measure"))]
     assert outs[0].count("\n") == 6 and all(o == outs[0] for o in outs)
 
 
 def test_cpu_op_measures_the_prefetch_form():
     """The op times its float32 trial calls and reports them: with the
-    threshold at 0 bytes, 14 calls decide a size class (ctypes reads
+    threshold at 0 bytes, 21 calls decide a size class (ctypes reads
     redux_cpu_prefetch_choice from the extension), and every call's bits
     stay those of the first."""
     code = ("import ctypes, torch, redux\n"
             "choice = ctypes.CDLL(redux._C.__file__).redux_cpu_prefetch_choice\n"
             "x = torch.randn(70001, generator=torch.Generator().manual_seed(3)) + 0.5\n"
             "first, before = torch.ops.redux.sum(x), choice(1)\n"
-            "same = all(torch.equal(torch.ops.redux.sum(x), first) for _ in range(15))\n"
-            "print(before, choice(1) in (0, 2), same, choice(0))\n")
+            "same = all(torch.equal(torch.ops.redux.sum(x), first) for _ in range(22))\n"
+            "print(before, choice(1) in (0, 2, 3), same, choice(0))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES="0", REDUX_CPU_PREFETCH="measure")).stdout
     assert out.split() == ["-1", "True", "True", "-1"], out

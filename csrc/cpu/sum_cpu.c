@@ -126,6 +126,11 @@ static inline uint16_t float_to_bf16(float f) {
  * slower than the near one, and no prefetch at all beats both there on a
  * second host (below). */
 #define PREFETCH_FAR(p, i, elem, bytes) __builtin_prefetch((const char *)(p) + (i) * (elem) + (bytes), 0, 1)
+/* The same distance into the L1 (prefetcht0): the third measured form
+ * (stop 42). On the 2-core Intel host of stops 41-42 (Cascade Lake) it beat
+ * the L2 form by 3-11% at 4M and 16M (bench/results/cpu/cpu_prefetch.txt);
+ * on the AMD hosts it lost 1-18% (stops 35-36). */
+#define PREFETCH_L1(p, i, elem, bytes) __builtin_prefetch((const char *)(p) + (i) * (elem) + (bytes), 0, 3)
 
 /* The float32 FMA loop's prefetch forms by input size (stop 36; measured on
  * a second 2-core host, AMD EPYC with AVX-512, bench/results/cpu/
@@ -134,11 +139,12 @@ static inline uint16_t float_to_bf16(float f) {
  * 3: within 1-4%); the far form up to twice the L3 is 8 KB ahead into the
  * L2 (the best of both hosts at 4M, 16 MB), from twice the L3 16 KB ahead
  * (16M, 64 MB: 0.74-0.82x the fp32 loop against 8 KB's 0.88-0.99 on the
- * second host, level with 8 KB on Zen 3). Whether a class takes its far
- * form or none is measured (below), from a quarter of the L3: on a 2-core
- * Intel host (37.5 MB L3) 4M (16 MB, under half that L3) took 1.11-1.31x
- * torch.sum's time without the far form, 0.83-0.96x with it (stop 41). */
-enum { PF_NONE = 0, PF_FAR_8K = 1, PF_FAR_16K = 2 };
+ * second host, level with 8 KB on Zen 3). Which of none, its far form and
+ * the L1 form a class takes is measured (below), from a quarter of the L3:
+ * on a 2-core Intel host (37.5 MB L3) 4M (16 MB, under half that L3) took
+ * 1.11-1.31x torch.sum's time without the far form, 0.83-0.96x with it
+ * (stop 41). */
+enum { PF_NONE = 0, PF_FAR_8K = 1, PF_FAR_16K = 2, PF_L1_8K = 3 };
 #define PREFETCH_FAR_BYTES(form) ((form) == PF_FAR_16K ? 16384 : 8192)
 
 /* The input size T from which the float32 loop may prefetch far: a
@@ -172,26 +178,29 @@ int64_t redux_cpu_far_prefetch_bytes(void) {
 
 static int is_float_class(redux_dtype t) { return t == REDUX_F32 || t == REDUX_F16 || t == REDUX_BF16; }
 
-/* Whether the far prefetch pays is measured on the machine at hand, not
- * assumed (stop 37): at 4M the 2-core Zen 3 host lost 17-20% without it,
- * the AVX-512 EPYC host 7-13% with it (bench/results/cpu/cpu_prefetch.txt).
+/* Which prefetch pays is measured on the machine at hand, not assumed
+ * (stop 37): at 4M the 2-core Zen 3 host lost 17-20% without the far form,
+ * the AVX-512 EPYC host 7-13% with it, and the Intel host of stop 42 gained
+ * another 3-11% with its L1 form (bench/results/cpu/cpu_prefetch.txt).
  * Per size class (T, a quarter of the L3, up to 8T, twice the L3; beyond),
- * the first calls planned by redux_cpu_sum_plan alternate none and far, the
- * caller times each (redux_cpu_prefetch_report), and after PF_TRIALS of
- * each the form of the lower median time per byte stays. Speed only. */
+ * the first calls planned by redux_cpu_sum_plan take the forms in turn
+ * (none, the class's far form, the L1 form), the caller times each
+ * (redux_cpu_prefetch_report), and after PF_TRIALS of each the form of the
+ * lowest median time per byte stays. Speed only. */
 #define PF_TRIALS 7
+#define PF_TRIAL_FORMS 3 /* none, far (8 or 16 KB into the L2), 8 KB into the L1 */
 typedef struct {
-  _Atomic unsigned ticket;                    /* alternates the trial calls' forms */
-  _Atomic int claimed[2];                     /* samples claimed: none, far */
-  _Atomic int64_t ns_per_mib[2][PF_TRIALS];
+  _Atomic unsigned ticket;                    /* takes the trial calls' forms in turn */
+  _Atomic int claimed[PF_TRIAL_FORMS];        /* samples claimed, by trial form */
+  _Atomic int64_t ns_per_mib[PF_TRIAL_FORMS][PF_TRIALS];
   _Atomic int stored;                         /* samples stored, both forms */
   _Atomic int choice;                         /* 0 undecided, else the form + 1 */
 } prefetch_trials;
 static prefetch_trials trials[2];
 
-/* REDUX_CPU_PREFETCH: "size" (far from T, unmeasured), "none", or
- * "measure" (the default). Read once. */
-enum { PF_MEASURE = 1, PF_BY_SIZE = 2, PF_NEVER = 3 };
+/* REDUX_CPU_PREFETCH: "size" (far from T, unmeasured), "l1" (the L1 form
+ * from T, unmeasured), "none", or "measure" (the default). Read once. */
+enum { PF_MEASURE = 1, PF_BY_SIZE = 2, PF_NEVER = 3, PF_L1_FROM_T = 4 };
 static int prefetch_mode(void) {
   static _Atomic int cached = 0;
   int m = atomic_load_explicit(&cached, memory_order_relaxed);
@@ -200,6 +209,7 @@ static int prefetch_mode(void) {
   m = !env || !*env || !strcmp(env, "measure") ? PF_MEASURE
       : !strcmp(env, "size")                   ? PF_BY_SIZE
       : !strcmp(env, "none")                   ? PF_NEVER
+      : !strcmp(env, "l1")                     ? PF_L1_FROM_T
                                                : PF_MEASURE;
   atomic_store_explicit(&cached, m, memory_order_relaxed);
   return m;
@@ -215,12 +225,13 @@ static int prefetch_form_of(int64_t input_bytes, int *trial) {
   const int cls = input_bytes / 8 >= from; /* class 1 from 8T: twice the L3 by default */
   const int far = cls ? PF_FAR_16K : PF_FAR_8K;
   const int mode = prefetch_mode();
-  if (mode != PF_MEASURE) return mode == PF_NEVER ? PF_NONE : far;
+  if (mode != PF_MEASURE) return mode == PF_NEVER ? PF_NONE : mode == PF_L1_FROM_T ? PF_L1_8K : far;
   const int choice = atomic_load_explicit(&trials[cls].choice, memory_order_acquire);
   if (choice) return choice - 1;
   if (!trial) return far;
   *trial = cls + 1;
-  return atomic_fetch_add_explicit(&trials[cls].ticket, 1, memory_order_relaxed) & 1 ? far : PF_NONE;
+  const unsigned turn = atomic_fetch_add_explicit(&trials[cls].ticket, 1, memory_order_relaxed) % PF_TRIAL_FORMS;
+  return turn == 0 ? PF_NONE : turn == 1 ? far : PF_L1_8K;
 }
 static int prefetch_form(int64_t input_bytes) { return prefetch_form_of(input_bytes, NULL); }
 
@@ -242,16 +253,18 @@ void redux_cpu_prefetch_report(const redux_cpu_plan *plan, redux_dtype out, int6
       ns <= 0)
     return;
   prefetch_trials *t = &trials[plan->prefetch_trial - 1];
-  const int f = plan->far_prefetch != PF_NONE;
+  const int f = plan->far_prefetch == PF_NONE ? 0 : plan->far_prefetch == PF_L1_8K ? 2 : 1; /* trial form */
   const int slot = atomic_fetch_add_explicit(&t->claimed[f], 1, memory_order_relaxed);
   if (slot >= PF_TRIALS) return;
   atomic_store_explicit(&t->ns_per_mib[f][slot], (int64_t)((double)ns * (1 << 20) / (double)input_bytes),
                         memory_order_relaxed);
   /* The last sample stored decides; acq_rel orders every earlier store before its reads. */
-  if (atomic_fetch_add_explicit(&t->stored, 1, memory_order_acq_rel) + 1 != 2 * PF_TRIALS) return;
-  const int far = plan->prefetch_trial == 2 ? PF_FAR_16K : PF_FAR_8K;
-  const int form = median_of_trials(t->ns_per_mib[1]) < median_of_trials(t->ns_per_mib[0]) ? far : PF_NONE;
-  atomic_store_explicit(&t->choice, form + 1, memory_order_release);
+  if (atomic_fetch_add_explicit(&t->stored, 1, memory_order_acq_rel) + 1 != PF_TRIAL_FORMS * PF_TRIALS) return;
+  const int forms[PF_TRIAL_FORMS] = {PF_NONE, plan->prefetch_trial == 2 ? PF_FAR_16K : PF_FAR_8K, PF_L1_8K};
+  int best = 0; /* the lowest median; a tie keeps the earlier form */
+  for (int k = 1; k < PF_TRIAL_FORMS; ++k)
+    if (median_of_trials(t->ns_per_mib[k]) < median_of_trials(t->ns_per_mib[best])) best = k;
+  atomic_store_explicit(&t->choice, forms[best] + 1, memory_order_release);
 }
 
 int redux_cpu_prefetch_choice(int size_class) {
@@ -357,7 +370,10 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void f32_fma_la
   __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
   int64_t i = 0;
   for (; i + FLANES <= count; i += FLANES) {
-    if (far != PF_NONE) {
+    if (far == PF_L1_8K) {
+      PREFETCH_L1(p, i, 4, 8192);
+      PREFETCH_L1(p, i + 16, 4, 8192);
+    } else if (far != PF_NONE) {
       PREFETCH_FAR(p, i, 4, PREFETCH_FAR_BYTES(far));
       PREFETCH_FAR(p, i + 16, 4, PREFETCH_FAR_BYTES(far));
     }
@@ -385,6 +401,7 @@ __attribute__((target("avx2,fma"))) static double partial_d_f32_fma(const void *
   const float *p = (const float *)x;
   return far == PF_FAR_16K  ? f32_fma_lanes(p, count, PF_FAR_16K)
          : far == PF_FAR_8K ? f32_fma_lanes(p, count, PF_FAR_8K)
+         : far == PF_L1_8K  ? f32_fma_lanes(p, count, PF_L1_8K)
                             : f32_fma_lanes(p, count, PF_NONE);
 }
 
@@ -414,6 +431,7 @@ __attribute__((target("avx2,fma"))) static void rows_f32_fma(const float *x, flo
                                                                int64_t n, int far) {
   if (far == PF_FAR_16K) rows_f32_fma_loop(x, y, r0, r1, n, PF_FAR_16K);
   else if (far == PF_FAR_8K) rows_f32_fma_loop(x, y, r0, r1, n, PF_FAR_8K);
+  else if (far == PF_L1_8K) rows_f32_fma_loop(x, y, r0, r1, n, PF_L1_8K);
   else rows_f32_fma_loop(x, y, r0, r1, n, PF_NONE);
 }
 

@@ -144,9 +144,10 @@ typedef struct redux_cpu_plan {
   int64_t item_grain;
   int64_t finish_grain;
   int64_t units;    /* units along n (redux_cpu_sum_unit) */
-  int far_prefetch; /* the float32 loop's prefetch into the L2 (speed only):
-                       0 none (always under a quarter of the L3), 1 8 KB ahead,
-                       2 16 KB ahead (from twice the L3) */
+  int far_prefetch; /* the float32 loop's software prefetch (speed only):
+                       0 none (always under a quarter of the L3), 1 8 KB ahead
+                       into the L2, 2 16 KB ahead into the L2 (from twice the
+                       L3), 3 8 KB ahead into the L1 */
   int prefetch_trial; /* nonzero: this call is one of the timed trials that
                          choose far_prefetch for its size class; the caller
                          reports its time (redux_cpu_prefetch_report) */
@@ -155,9 +156,11 @@ redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape shape, redux_
 /* The time of a plan's items (all threads, wall clock) over an input of
  * input_bytes into `out`; a no-op unless plan->prefetch_trial and `out` is
  * float-class (the outputs of the only loop that prefetches). After 7
- * trials of each form, a size class keeps the form of the lower median
- * time per byte. REDUX_CPU_PREFETCH=size (far from the threshold,
- * unmeasured) or =none turns the measuring off. Thread-safe. */
+ * trials of each of its three forms (none, far into the L2, 8 KB into the
+ * L1), a size class keeps the form of the lowest median time per byte.
+ * REDUX_CPU_PREFETCH=size (far from the threshold, unmeasured), =l1 (the L1
+ * form from the threshold, unmeasured) or =none turns the measuring off.
+ * Thread-safe. */
 void redux_cpu_prefetch_report(const redux_cpu_plan *plan, redux_dtype out, int64_t input_bytes, int64_t ns);
 /* The form a size class (0: a quarter of the L3 up to twice it, 1: beyond) keeps,
  * or -1 while undecided or out of range. */
