@@ -147,7 +147,7 @@ PREFETCH_TRIALS_C = r"""
 #include <pthread.h>
 #include <stdio.h>
 #include "redux/redux.h"
-/* Class 0 (T = 1000 bytes: 1000-7999 B) and class 1 (from 8000 B). */
+/* Class 0 (T = 1000 bytes: 1000-7999 B), class 1 (from 8000 B), class 2 (125-999 B). */
 static redux_shape full(long long count) { redux_shape s = {1, count, 1}; return s; }
 static void *reporter(void *arg) { /* class 1: the far form (16 KB) reported fastest, the L1 form slowest */
   (void)arg;
@@ -185,6 +185,17 @@ int main(void) {
   for (int k = 0; k < 4; ++k) pthread_join(t[k], NULL);
   redux_cpu_plan big = redux_cpu_sum_plan(REDUX_FULL, full(5000), REDUX_F32);
   printf("class1 %d, then %d%d\n", redux_cpu_prefetch_choice(1), big.far_prefetch, big.prefetch_trial);
+  /* class 2 (under T, from T / 8): trials only while measuring; none reported fastest */
+  redux_cpu_plan tiny = redux_cpu_sum_plan(REDUX_FULL, full(30), REDUX_F32); /* 120 B: under T / 8 */
+  printf("tiny %d%d, class2 %d", tiny.far_prefetch, tiny.prefetch_trial, redux_cpu_prefetch_choice(2));
+  for (int k = 0; k < 21; ++k) {
+    redux_cpu_plan p = redux_cpu_sum_plan(REDUX_ROWS, (redux_shape){10, 20, 1}, REDUX_F32); /* 800 B */
+    if (k < 3) printf(" %d%d", p.far_prefetch, p.prefetch_trial);
+    redux_cpu_prefetch_report(&p, REDUX_F32, 800, p.far_prefetch ? 2000 : 1000);
+  }
+  redux_cpu_plan small = redux_cpu_sum_plan(REDUX_FULL, full(100), REDUX_F32);
+  printf(", then class2 %d, %d%d, out of range %d\n", redux_cpu_prefetch_choice(2), small.far_prefetch,
+         small.prefetch_trial, redux_cpu_prefetch_choice(3));
   return 0;
 }
 """
@@ -194,7 +205,8 @@ int main(void) {
 def test_cpu_prefetch_form_is_measured_per_size_class(tmp_path):
     """REDUX_CPU_PREFETCH=measure (the default): from the threshold, float32
     full and rows plans take none, the class's far form and the L1 form in
-    turn as timed trials (columns and other dtypes take no part); after 7
+    turn as timed trials (columns and other dtypes take no part), also
+    under the threshold from an eighth of it (class 2); after 7
     reports of each form, a size class keeps the form of the lowest median
     time per byte, also when four threads report at once; reports into f64
     outputs or of plans that are no trial are ignored."""
@@ -212,6 +224,8 @@ def test_cpu_prefetch_form_is_measured_per_size_class(tmp_path):
     # The four plans above were trials that never reported: 21 more calls, 7 of each form.
     assert out[1] == "class0 3 after 21 calls, then 30, class1 -1", out
     assert out[2] == "class1 2, then 20", out
+    # Under T, from T / 8: the forms in turn as trials of class 2 (+ 1 = 3), none kept.
+    assert out[3] == "tiny 00, class2 -1 03 13 33, then class2 0, 00, out of range -1", out
 
 
 def test_cpu_far_prefetch_changes_no_bits_through_the_op():
@@ -220,7 +234,8 @@ def test_cpu_far_prefetch_changes_no_bits_through_the_op():
     threshold at 2^62, or REDUX_CPU_PREFETCH=none), with the forms by size
     from 128 KB (none, 8 KB or 16 KB ahead among the cases below), with
     every call 8 KB ahead into the L1 (REDUX_CPU_PREFETCH=l1), and measured
-    (the trials take the forms in turn): the same bits, full sums of one
+    (the trials take the forms in turn; from 1 MiB, the smaller inputs in
+    class 2): the same bits, full sums of one
     unit and of many, rows, a sharded range's partials."""
     code = ("import torch, redux\n"
             "g = torch.Generator().manual_seed(5)\n"
@@ -235,7 +250,7 @@ def test_cpu_far_prefetch_changes_no_bits_through_the_op():
     outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES=far, REDUX_CPU_PREFETCH=mode)).stdout
             for far, mode in (("0", "size"), (str(2**62), "size"), (str(2**17), "size"), ("0", "none"),
-                              ("0", "l1"), ("0", "measure"))]
+                              ("0", "l1"), ("0", "measure"), (str(2**20), "measure"))]
     assert outs[0].count("\n") == 6 and all(o == outs[0] for o in outs)
 
 

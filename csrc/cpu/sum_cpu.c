@@ -182,8 +182,8 @@ static int is_float_class(redux_dtype t) { return t == REDUX_F32 || t == REDUX_F
  * (stop 37): at 4M the 2-core Zen 3 host lost 17-20% without the far form,
  * the AVX-512 EPYC host 7-13% with it, and the Intel host of stop 42 gained
  * another 3-11% with its L1 form (bench/results/cpu/cpu_prefetch.txt).
- * Per size class (T, a quarter of the L3, up to 8T, twice the L3; beyond),
- * the first calls planned by redux_cpu_sum_plan take the forms in turn
+ * Per size class (T / 8 up to T; T, a quarter of the L3, up to 8T, twice
+ * the L3; beyond), the first calls planned by redux_cpu_sum_plan take the forms in turn
  * (none, the class's far form, the L1 form), the caller times each
  * (redux_cpu_prefetch_report), and after PF_TRIALS of each the form of the
  * lowest median time per byte stays. Speed only. */
@@ -196,7 +196,7 @@ typedef struct {
   _Atomic int stored;                         /* samples stored, both forms */
   _Atomic int choice;                         /* 0 undecided, else the form + 1 */
 } prefetch_trials;
-static prefetch_trials trials[2];
+static prefetch_trials trials[3]; /* by size class (prefetch_form_of) */
 
 /* REDUX_CPU_PREFETCH: "size" (far from T, unmeasured), "l1" (the L1 form
  * from T, unmeasured), "none", or "measure" (the default). Read once. */
@@ -217,18 +217,25 @@ static int prefetch_mode(void) {
 
 /* The float32 loop's prefetch form (PF_*) for an input of that many bytes.
  * TRIAL, where given, may be made a timed trial: set to its class + 1 (0:
- * not a trial). Without it, an undecided class takes the far form. */
+ * not a trial). Without it, an undecided class takes the far form, or none
+ * under T. Classes: 0 from T, 1 from 8T (twice the L3 by default), and,
+ * when measuring, 2 from T / 8 up to T (an input the L3 may keep between
+ * calls: stop 42's Intel host read 4 MB from its L3 0.84x fp32's time with
+ * the L1 form against 1.01x with none, bench/results/cpu/cpu_prefetch.txt;
+ * the AMD hosts lost 14-27% with a prefetch there, so it is measured). */
 static int prefetch_form_of(int64_t input_bytes, int *trial) {
   const int64_t from = redux_cpu_far_prefetch_bytes();
-  if (trial) *trial = 0;
-  if (input_bytes < from) return PF_NONE;
-  const int cls = input_bytes / 8 >= from; /* class 1 from 8T: twice the L3 by default */
-  const int far = cls ? PF_FAR_16K : PF_FAR_8K;
   const int mode = prefetch_mode();
+  if (trial) *trial = 0;
+  int cls;
+  if (input_bytes >= from) cls = input_bytes / 8 >= from;
+  else if (mode == PF_MEASURE && input_bytes >= from / 8) cls = 2;
+  else return PF_NONE;
+  const int far = cls == 1 ? PF_FAR_16K : PF_FAR_8K;
   if (mode != PF_MEASURE) return mode == PF_NEVER ? PF_NONE : mode == PF_L1_FROM_T ? PF_L1_8K : far;
   const int choice = atomic_load_explicit(&trials[cls].choice, memory_order_acquire);
   if (choice) return choice - 1;
-  if (!trial) return far;
+  if (!trial) return cls == 2 ? PF_NONE : far;
   *trial = cls + 1;
   const unsigned turn = atomic_fetch_add_explicit(&trials[cls].ticket, 1, memory_order_relaxed) % PF_TRIAL_FORMS;
   return turn == 0 ? PF_NONE : turn == 1 ? far : PF_L1_8K;
@@ -249,7 +256,7 @@ static int64_t median_of_trials(_Atomic int64_t *v) {
 
 void redux_cpu_prefetch_report(const redux_cpu_plan *plan, redux_dtype out, int64_t input_bytes, int64_t ns) {
   /* Only the float32 loop into float-class outputs has the form. */
-  if (!plan || plan->prefetch_trial < 1 || plan->prefetch_trial > 2 || !is_float_class(out) || input_bytes <= 0 ||
+  if (!plan || plan->prefetch_trial < 1 || plan->prefetch_trial > 3 || !is_float_class(out) || input_bytes <= 0 ||
       ns <= 0)
     return;
   prefetch_trials *t = &trials[plan->prefetch_trial - 1];
@@ -268,7 +275,7 @@ void redux_cpu_prefetch_report(const redux_cpu_plan *plan, redux_dtype out, int6
 }
 
 int redux_cpu_prefetch_choice(int size_class) {
-  if (size_class < 0 || size_class > 1) return -1;
+  if (size_class < 0 || size_class > 2) return -1;
   return atomic_load_explicit(&trials[size_class].choice, memory_order_acquire) - 1;
 }
 
