@@ -222,7 +222,8 @@ static int prefetch_mode(void) {
  * when measuring, 2 from T / 8 up to T (an input the L3 may keep between
  * calls: stop 42's Intel host read 4 MB from its L3 0.84x fp32's time with
  * the L1 form against 1.01x with none, bench/results/cpu/cpu_prefetch.txt;
- * the AMD hosts lost 14-27% with a prefetch there, so it is measured). */
+ * the AVX-512 EPYC host lost 14-27% to 1 KB ahead into the L1 there, so
+ * it is measured). */
 static int prefetch_form_of(int64_t input_bytes, int *trial) {
   const int64_t from = redux_cpu_far_prefetch_bytes();
   const int mode = prefetch_mode();
