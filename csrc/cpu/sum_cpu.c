@@ -183,17 +183,17 @@ static int is_float_class(redux_dtype t) { return t == REDUX_F32 || t == REDUX_F
  * the AVX-512 EPYC host 7-13% with it, and the Intel host of stop 42 gained
  * another 3-11% with its L1 form (bench/results/cpu/cpu_prefetch.txt).
  * Per size class (T / 8 up to T; T, a quarter of the L3, up to 8T, twice
- * the L3; beyond), the first calls planned by redux_cpu_sum_plan take the forms in turn
- * (none, the class's far form, the L1 form), the caller times each
- * (redux_cpu_prefetch_report), and after PF_TRIALS of each the form of the
- * lowest median time per byte stays. Speed only. */
+ * the L3; beyond), the first calls planned by redux_cpu_sum_plan take the
+ * forms in turn (none, the class's far form, the L1 form), the caller times
+ * each (redux_cpu_prefetch_report), and after PF_TRIALS of each the form of
+ * the lowest median time per byte stays. Speed only. */
 #define PF_TRIALS 7
 #define PF_TRIAL_FORMS 3 /* none, far (8 or 16 KB into the L2), 8 KB into the L1 */
 typedef struct {
   _Atomic unsigned ticket;                    /* takes the trial calls' forms in turn */
   _Atomic int claimed[PF_TRIAL_FORMS];        /* samples claimed, by trial form */
   _Atomic int64_t ns_per_mib[PF_TRIAL_FORMS][PF_TRIALS];
-  _Atomic int stored;                         /* samples stored, both forms */
+  _Atomic int stored;                         /* samples stored, all forms */
   _Atomic int choice;                         /* 0 undecided, else the form + 1 */
 } prefetch_trials;
 static prefetch_trials trials[3]; /* by size class (prefetch_form_of) */

@@ -145,7 +145,8 @@ typedef struct redux_cpu_plan {
   int64_t finish_grain;
   int64_t units;    /* units along n (redux_cpu_sum_unit) */
   int far_prefetch; /* the float32 loop's software prefetch (speed only):
-                       0 none (always under a 32nd of the L3), 1 8 KB ahead
+                       0 none (always under T / 8, T a quarter of the L3 by
+                       default: redux_cpu_far_prefetch_bytes), 1 8 KB ahead
                        into the L2, 2 16 KB ahead into the L2 (from twice the
                        L3), 3 8 KB ahead into the L1 */
   int prefetch_trial; /* nonzero: this call is one of the timed trials that
@@ -163,8 +164,8 @@ redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape shape, redux_
  * Thread-safe. */
 void redux_cpu_prefetch_report(const redux_cpu_plan *plan, redux_dtype out, int64_t input_bytes, int64_t ns);
 /* The form a size class (0: a quarter of the L3 up to twice it, 1: beyond,
- * 2: a 32nd of the L3 up to a quarter, measured only) keeps, or -1 while
- * undecided or out of range. */
+ * 2: T / 8 up to T, a 32nd of the L3 up to a quarter by default, measured
+ * only) keeps, or -1 while undecided or out of range. */
 int redux_cpu_prefetch_choice(int size_class);
 /* Work items [begin, end) of `plan` (made for the same family and shape). */
 redux_status redux_cpu_sum_items(const redux_cpu_plan *plan, redux_family family, redux_shape shape,
