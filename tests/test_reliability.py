@@ -17,13 +17,24 @@ from conftest import DEVICES, HAS_CUDA, assert_matches, cuda, random_tensor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CC = shutil.which("gcc") or shutil.which("cc")
+CPU_KERNELS = [os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"), os.path.join(ROOT, "csrc", "cpu", "status.c")]
+
+
+def build_with_cpu_kernels(tmp_path, name, source, *flags):
+    """An executable of the C program `source` linked with the CPU kernels
+    (-O1; a later -std in flags overrides c11)."""
+    src = tmp_path / f"{name}.c"
+    src.write_text(source)
+    exe = tmp_path / name
+    subprocess.run([CC, "-std=c11", "-O1", *flags, "-I", os.path.join(ROOT, "include"), str(src), *CPU_KERNELS,
+                    "-lm", "-o", str(exe)], check=True)
+    return exe
 
 
 @pytest.mark.skipif(CC is None, reason="needs a C compiler")
 def test_cpu_kernels_clean_under_asan_and_ubsan(tmp_path):
     exe = tmp_path / "cpu_kernels_check"
-    srcs = [os.path.join(ROOT, "tests", "c", "cpu_kernels_check.c"), os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"),
-            os.path.join(ROOT, "csrc", "cpu", "status.c")]
+    srcs = [os.path.join(ROOT, "tests", "c", "cpu_kernels_check.c"), *CPU_KERNELS]
     subprocess.run([CC, "-std=c11", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
                     "-fno-omit-frame-pointer", "-ffp-contract=off", "-I", os.path.join(ROOT, "include"), *srcs,
                     "-lm", "-o", str(exe)], check=True)
@@ -42,8 +53,7 @@ def test_cpu_float32_loops_give_the_same_bits(tmp_path):
     REDUX_CPU_PREFETCH=l1 from 0 bytes, every call 8 KB ahead into the L1),
     against the baseline loop (-DREDUX_CPU_NO_CLONES), on sums that round at
     every step."""
-    srcs = [os.path.join(ROOT, "tests", "c", "cpu_paths_check.c"), os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"),
-            os.path.join(ROOT, "csrc", "cpu", "status.c")]
+    srcs = [os.path.join(ROOT, "tests", "c", "cpu_paths_check.c"), *CPU_KERNELS]
     outs = {}
     for defines, far, mode in (([], "0", "size"), ([], str(2**62), "size"), ([], str(2**16), "size"),
                                ([], "0", "l1"), (["-DREDUX_CPU_NO_CLONES"], "0", "size")):
@@ -92,23 +102,18 @@ def test_cpu_prefetch_form_follows_the_input_size(tmp_path):
     quarter of the L3; here REDUX_CPU_FAR_PREFETCH_BYTES=1000): none under T
     bytes, 8 KB ahead from T, 16 KB ahead from 8T (twice the L3); with
     REDUX_CPU_PREFETCH=l1, 8 KB ahead into the L1 from T."""
-    src = tmp_path / "plan_forms.c"
-    src.write_text(PLAN_FORMS_C)
-    exe = tmp_path / "plan_forms"
-    subprocess.run([CC, "-std=c11", "-O1", "-I", os.path.join(ROOT, "include"), str(src),
-                    os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"), os.path.join(ROOT, "csrc", "cpu", "status.c"),
-                    "-lm", "-o", str(exe)], check=True)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
-                         env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES="1000",
-                                  REDUX_CPU_PREFETCH="size")).stdout.split("\n")
+    exe = build_with_cpu_kernels(tmp_path, "plan_forms", PLAN_FORMS_C)
+
+    def forms(mode):
+        return subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                              env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES="1000",
+                                       REDUX_CPU_PREFETCH=mode)).stdout.split("\n")[:5]
+
     # 4-byte elements: 249 -> 996 B (none), 250 -> 1000 B (8 KB), 1999 -> 7996 B (8 KB),
     # 2000 -> 8000 B (16 KB); rows of 10 cover counts // 10 * 10 elements.
-    assert out[:5] == ["249 0 0", "250 1 1", "1999 1 1", "2000 2 2", "4000 2 2"], out
+    assert forms("size") == ["249 0 0", "250 1 1", "1999 1 1", "2000 2 2", "4000 2 2"]
     # REDUX_CPU_PREFETCH=l1: the L1 form (3) from T in both classes.
-    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
-                         env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES="1000",
-                                  REDUX_CPU_PREFETCH="l1")).stdout.split("\n")
-    assert out[:5] == ["249 0 0", "250 3 3", "1999 3 3", "2000 3 3", "4000 3 3"], out
+    assert forms("l1") == ["249 0 0", "250 3 3", "1999 3 3", "2000 3 3", "4000 3 3"]
 
 
 FAR_FROM_C = r"""
@@ -122,12 +127,7 @@ int main(void) { printf("%lld\n", (long long)redux_cpu_far_prefetch_bytes()); re
 def test_cpu_far_prefetch_threshold_defaults_to_a_quarter_of_the_l3(tmp_path):
     """Without REDUX_CPU_FAR_PREFETCH_BYTES the threshold T is a quarter of
     cpu0's L3 as sysfs gives it (32 MB where it cannot be read)."""
-    src = tmp_path / "far_from.c"
-    src.write_text(FAR_FROM_C)
-    exe = tmp_path / "far_from"
-    subprocess.run([CC, "-std=c11", "-O1", "-I", os.path.join(ROOT, "include"), str(src),
-                    os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"), os.path.join(ROOT, "csrc", "cpu", "status.c"),
-                    "-lm", "-o", str(exe)], check=True)
+    exe = build_with_cpu_kernels(tmp_path, "far_from", FAR_FROM_C)
     env = {k: v for k, v in os.environ.items() if k != "REDUX_CPU_FAR_PREFETCH_BYTES"}
     got = int(subprocess.run([str(exe)], capture_output=True, text=True, check=True, env=env).stdout)
     l3 = 32 << 20
@@ -210,12 +210,7 @@ def test_cpu_prefetch_form_is_measured_per_size_class(tmp_path):
     reports of each form, a size class keeps the form of the lowest median
     time per byte, also when four threads report at once; reports into f64
     outputs or of plans that are no trial are ignored."""
-    src = tmp_path / "trials.c"
-    src.write_text(PREFETCH_TRIALS_C)
-    exe = tmp_path / "trials"
-    subprocess.run([CC, "-std=gnu11", "-O1", "-pthread", "-I", os.path.join(ROOT, "include"), str(src),
-                    os.path.join(ROOT, "csrc", "cpu", "sum_cpu.c"), os.path.join(ROOT, "csrc", "cpu", "status.c"),
-                    "-lm", "-o", str(exe)], check=True)
+    exe = build_with_cpu_kernels(tmp_path, "trials", PREFETCH_TRIALS_C, "-std=gnu11", "-pthread")
     out = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
                          env=dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES="1000", REDUX_CPU_PREFETCH="measure")
                          ).stdout.splitlines()

@@ -244,11 +244,9 @@ def test_python_wrappers_take_the_eager_entry_for_plain_tensors(monkeypatch):
     assert calls == ["sum", "mean"]
 
 
-def test_python_wrappers_give_subclasses_and_function_modes_the_op(monkeypatch):
-    """A tensor subclass's __torch_function__ and an active TorchFunctionMode
-    see torch.ops.redux.sum / mean, as before the eager entry existed."""
-    calls = _spy_eager_entries(monkeypatch)
-    seen = []
+def _recording_function_hooks(seen):
+    """A tensor subclass and a TorchFunctionMode whose __torch_function__
+    appends each func it sees to `seen`, then runs it."""
 
     class Logged(torch.Tensor):
         @classmethod
@@ -260,6 +258,28 @@ def test_python_wrappers_give_subclasses_and_function_modes_the_op(monkeypatch):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             seen.append(func)
             return func(*args, **(kwargs or {}))
+
+    return Logged, Mode
+
+
+def _recording_dispatch_mode(seen):
+    """A TorchDispatchMode that appends each op it sees to `seen`, then runs it."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Mode(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    return Mode
+
+
+def test_python_wrappers_give_subclasses_and_function_modes_the_op(monkeypatch):
+    """A tensor subclass's __torch_function__ and an active TorchFunctionMode
+    see torch.ops.redux.sum / mean, as before the eager entry existed."""
+    calls = _spy_eager_entries(monkeypatch)
+    seen = []
+    Logged, Mode = _recording_function_hooks(seen)
 
     x = random_tensor((6, 7), torch.float32, "cpu", seed=6)
     logged = x.as_subclass(Logged)
@@ -291,14 +311,8 @@ def test_python_wrappers_export_and_fx_record_the_ops():
 def test_eager_entry_goes_through_the_dispatcher():
     """The eager entry is the op: a TorchDispatchMode sees redux::sum, and
     autograd gives torch.sum's gradients."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
     seen = []
-
-    class Mode(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.append(func)
-            return func(*args, **(kwargs or {}))
+    Mode = _recording_dispatch_mode(seen)
 
     x = random_tensor((5, 9), torch.float32, "cpu", seed=7).requires_grad_()
     with Mode():
@@ -465,25 +479,9 @@ def test_packet_call_gives_subclasses_modes_and_autograd_the_op():
     """Through the packet, as before it served calls: a subclass's and a
     mode's __torch_function__ see the packet, a TorchDispatchMode sees
     redux::sum, and autograd gives torch.sum's gradients."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
     seen = []
-
-    class Logged(torch.Tensor):
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            seen.append(func)
-            return super().__torch_function__(func, types, args, kwargs or {})
-
-    class FunctionMode(torch.overrides.TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            seen.append(func)
-            return func(*args, **(kwargs or {}))
-
-    class DispatchMode(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.append(func)
-            return func(*args, **(kwargs or {}))
+    Logged, FunctionMode = _recording_function_hooks(seen)
+    DispatchMode = _recording_dispatch_mode(seen)
 
     x = random_tensor((6, 7), torch.float32, "cpu", seed=42)
     want = torch.ops.redux.sum.default(x, [1])
