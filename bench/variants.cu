@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,split,stream,tiles,wide,depth,defer,lanes,narrow,convert,policy,phase,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,stream,tiles,wide,depth,defer,lanes,narrow,convert,policy,phase,strip,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -83,6 +83,12 @@
  *            the product's column and full sums and the window read; then
  *            the slab's differences from the window one at a time (load
  *            shape, spread, spread over long-lived blocks).
+ *   strip    column sums of (8192, 8192) and (256, 4096, 64) fp32 in short
+ *            blocks (128-256 KB of a strip of 16-128 columns): a cluster
+ *            per strip finished in distributed shared memory, or the
+ *            window order (a row chunk's strips side by side) with polled
+ *            slots and finishing blocks, a ticket, or no finish; pure reads
+ *            of each pattern, the product beside them (stop 43; other bits).
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -3244,6 +3250,313 @@ void section_narrow(Bench &b) {
   cudaFree(ys);
 }
 
+/* ---- column sums in short blocks (section `strip`) ------------------------
+ * Stop 43's question: the column family's blocks are long-lived (512 KB
+ * each, one wave), and long-lived blocks read 268 MB 3-7 us slower than
+ * short ones dispatched in index order (section `read`: grid-stride and
+ * slab reads 71.4-73.8 us against 66.5-69.5 for 32-128 KB blocks, H200).
+ * Short blocks need their partials combined cheaply. A block reads K =
+ * THREADS * RPT / VR rows of one strip of R = 4 VR columns (a 128-256 KB
+ * chunk); CL chunks hold all n = CL * K rows of the strip. Inside a block:
+ * the lanes of a column group folded by shuffles, the warps' values of a
+ * column by GG = min(THREADS / R, warps) threads (consecutive warps in
+ * order, then a shuffle tree). Other bits than the product's column kernel.
+ * ORDER 0 (strip order): the CL chunks of a strip are one cluster, run in
+ * index order (slice, strip); MODE 0 combines a column's CL partials in
+ * rank order from distributed shared memory (no global partials, no fence,
+ * no ticket); 1: no finish (timing only); 2: the same loads, no arithmetic
+ * (the pattern's pure read).
+ * ORDER 1 (window order): consecutive blocks take one row chunk's strips
+ * side by side, so the blocks at work read one window of rows; MODE 1 and
+ * 2 as above; 3: polled slots, finished by `fin` blocks launched last; 4:
+ * by the block of the strip's last chunk; 5: slots published, never read;
+ * 6: plain stores of the partials, never read (5, 6: timing only); 7:
+ * plain stores and a ticket, the strip's last block finishing; 8: as 7
+ * with no ticket, the last chunk's block reading at once (timing only: it
+ * may read partials not yet stored). Finishes: finish_strip_coalesced. */
+/* Strip sg's R outputs from its CL chunk partials (partial of chunk c,
+ * column col at (sg * CL + c) * R + col), coalesced: thread (gq, col) adds
+ * chunks [gq * PER, (gq + 1) * PER) of column col in order, all PER loads in
+ * flight (a warp reads 32 adjacent partials), then thread col adds the
+ * THREADS / R runs in order. POLLED: from the slots (waiting for each,
+ * emptying it), else plain partials. Called by every thread of the block. */
+template <int R, int CL, int THREADS, bool POLLED>
+__device__ __forceinline__ void finish_strip_coalesced(float *y, int64_t sg, unsigned long long *slots) {
+  constexpr int GROUPS = THREADS / R, PER = CL / GROUPS;
+  static_assert(GROUPS >= 1 && CL % GROUPS == 0, "whole runs of chunks");
+  __shared__ double runs[GROUPS][R];
+  const int col = threadIdx.x % R, gq = threadIdx.x / R;
+  double r = 0.0;
+  if (POLLED) {
+    slot_words w[PER];
+#pragma unroll
+    for (int k = 0; k < PER; ++k) w[k] = load_slot<double>(slots + kSlotU64 * ((sg * CL + gq * PER + k) * R + col));
+#pragma unroll
+    for (int k = 0; k < PER; ++k) {
+      unsigned long long *slot = slots + kSlotU64 * ((sg * CL + gq * PER + k) * R + col);
+      while (!slot_full(w[k])) w[k] = load_slot<double>(slot);
+      store_slot(slot, 0ull, 0ull);
+      double v;
+      slot_value(w[k], &v);
+      r = P::combine(r, v);
+    }
+  } else {
+    const double *parts = reinterpret_cast<const double *>(slots);
+    double v[PER];
+#pragma unroll
+    for (int k = 0; k < PER; ++k) v[k] = load_partial(&parts[(sg * CL + gq * PER + k) * R + col]);
+#pragma unroll
+    for (int k = 0; k < PER; ++k) r = P::combine(r, v[k]);
+  }
+  runs[gq][col] = r;
+  __syncthreads();
+  if ((int)threadIdx.x < R) {
+    double t = runs[0][col];
+#pragma unroll
+    for (int q = 1; q < GROUPS; ++q) t = P::combine(t, runs[q][col]);
+    y[sg * R + col] = (float)t;
+  }
+  __syncthreads(); /* runs is rewritten by the next strip */
+}
+
+template <int VR, int THREADS, int RPT, int CL, int MODE, int ORDER = 0>
+__global__ void __launch_bounds__(THREADS, 1024 / THREADS)
+strip_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t inner4, float *y, float *sink,
+               unsigned long long *slots = nullptr, int64_t fin = 0, unsigned int *cnt = nullptr) {
+  constexpr int R = 4 * VR, WARPS = THREADS / 32, K = THREADS * RPT / VR, G = THREADS / R;
+  static_assert(32 % VR == 0 && RPT % 8 == 0, "whole column groups in a warp; loads eight at a time");
+  constexpr int GG = G < WARPS ? G : WARPS; /* threads a column's warp values are split over */
+  static_assert(GG >= 1 && GG <= 32 && WARPS % GG == 0 && (R * GG) % 32 == 0 && R % CL == 0,
+                "GG threads per column fold whole warps");
+  __shared__ double sd[WARPS][R + 1];
+  __shared__ double part[R];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t strips = inner4 / VR;
+  static_assert(ORDER == 0 || MODE != 0, "the window order has no cluster finish");
+  if constexpr (MODE == 3) {
+    if ((int64_t)blockIdx.x >= (int64_t)gridDim.x - fin) {
+      /* a finishing block, dispatched after every streaming block */
+      const int64_t streaming = (int64_t)gridDim.x - fin;
+      for (int64_t sg = blockIdx.x - streaming; sg < streaming / CL; sg += fin)
+        finish_strip_coalesced<R, CL, THREADS, true>(y, sg, slots);
+      return;
+    }
+  }
+  /* ORDER 0: clusters are CL consecutive blocks (the rank is the chunk);
+   * ORDER 1 (window): consecutive blocks take a chunk's strips in order. */
+  const int64_t cl = ORDER == 0 ? blockIdx.x / CL : (blockIdx.x / strips) / CL;
+  const int64_t o = ORDER == 0 ? cl / strips : cl, strip = ORDER == 0 ? cl % strips : blockIdx.x % strips;
+  const int c = (int)(ORDER == 0 ? blockIdx.x % CL : (blockIdx.x / strips) % CL);
+  const float4 *p = x4 + (o * n + (int64_t)c * K + tid / VR) * inner4 + strip * VR + tid % VR;
+  const int64_t step = (int64_t)(THREADS / VR) * inner4;
+  double s[4] = {0.0, 0.0, 0.0, 0.0};
+  float m = 0.0f;
+#pragma unroll 1
+  for (int k0 = 0; k0 < RPT; k0 += 8) {
+    float4 v[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = __ldcs(p + (k0 + k) * step);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      if (MODE == 2) {
+        m = fold(m, v[k]);
+      } else {
+        s[0] = P::add(s[0], v[k].x); s[1] = P::add(s[1], v[k].y);
+        s[2] = P::add(s[2], v[k].z); s[3] = P::add(s[3], v[k].w);
+      }
+    }
+  }
+  if (MODE == 2) {
+    if (m == 12345.0f) sink[blockIdx.x] = m;
+    return;
+  }
+  fold_column_groups<VR>(s, sd[warp], lane);
+  __syncthreads();
+  if (tid < R * GG) { /* whole warps */
+    const int col = tid / GG, g = tid % GG;
+    double w = 0.0;
+#pragma unroll
+    for (int q = g * (WARPS / GG); q < (g + 1) * (WARPS / GG); ++q) w = P::combine(w, sd[q][col]);
+#pragma unroll
+    for (int off = GG / 2; off > 0; off /= 2) w = P::combine(w, __shfl_down_sync(0xffffffffu, w, off));
+    if (g == 0) {
+      const int64_t item = ((o * strips + strip) * CL + c) * R + col;
+      if (MODE == 3 || MODE == 4 || MODE == 5) publish_slot(slots, item, w);
+      else if (MODE == 6 || MODE == 7 || MODE == 8) reinterpret_cast<double *>(slots)[item] = w;
+      else part[col] = w;
+    }
+  }
+  /* all of a strip's slots loaded at once (one L2 round trip, not R * CL / THREADS) */
+  if constexpr (MODE == 4) {
+    if (c == CL - 1) finish_strip_coalesced<R, CL, THREADS, true>(y, o * strips + strip, slots);
+  }
+  if constexpr (MODE == 7 || MODE == 8) {
+    /* the ticket (8: none, the last chunk's block reads at once) */
+    const int64_t sg = o * strips + strip;
+    __syncthreads();
+    if (MODE == 8 ? c != CL - 1 : !last_block_ticket(cnt, sg, (unsigned)CL)) return;
+    finish_strip_coalesced<R, CL, THREADS, false>(y, sg, slots);
+  }
+  if (MODE >= 3) return;
+  if (MODE == 1) {
+    __syncthreads();
+    if (part[tid % R] == 12345.0) sink[blockIdx.x] = 1.0f;
+    return;
+  }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  constexpr int PER = R / CL;
+  if (tid < PER) {
+    const int col = c * PER + tid;
+    double r = 0.0;
+#pragma unroll
+    for (int q = 0; q < CL; ++q) r = P::combine(r, *cluster.map_shared_rank(part + col, (unsigned)q));
+    y[o * inner4 * 4 + strip * R + col] = (float)r;
+  }
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+#endif
+}
+
+template <int VR, int THREADS, int RPT, int CL, int MODE, int ORDER = 0>
+Timed strip_timed(const char *name, const float4 *x4, redux_shape s, float *y, float *sink, cudaStream_t st,
+                  unsigned long long *slots = nullptr, int64_t fin = 0, unsigned int *cnt = nullptr) {
+  constexpr int64_t K = (int64_t)THREADS * RPT / VR;
+  if (s.n != CL * K || s.inner % (4 * VR) != 0) {
+    fprintf(stderr, "strip %s: n %lld is not %d x %lld rows\n", name, (long long)s.n, CL, (long long)K);
+    exit(1);
+  }
+  auto kernel = strip_cols_sum<VR, THREADS, RPT, CL, MODE, ORDER>;
+  const unsigned grid = (unsigned)(s.outer * (s.inner / (4 * VR)) * CL);
+  const int64_t inner4 = s.inner / 4;
+  if (ORDER == 1)
+    return {name, MODE == 3 || MODE == 4 || MODE == 7 || MODE == 8, [=] {
+              kernel<<<grid + (unsigned)(MODE == 3 ? fin : 0), THREADS, 0, st>>>(x4, s.n, inner4, y, sink, slots, fin,
+                                                                                  cnt);
+            }};
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = CL;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(THREADS);
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int clusters = -1;
+  CK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
+  char full[96];
+  snprintf(full, sizeof full, "%s [%d fit]", name, clusters);
+  return {full, MODE == 0, [=] {
+            /* cfg's attribute pointer is rebuilt here: the one above is gone */
+            cudaLaunchAttribute a = attr;
+            cudaLaunchConfig_t c = cfg;
+            c.attrs = &a;
+            c.stream = st;
+            CK(cudaLaunchKernelEx(&c, kernel, x4, s.n, inner4, y, sink, (unsigned long long *)nullptr, (int64_t)0,
+                                  (unsigned int *)nullptr));
+          }};
+}
+
+void section_strip(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *sink = b.sink;
+  const float *x = b.x;
+  printf("== column strips: short blocks in index order, a cluster per strip, the finish in distributed shared "
+         "memory (other bits)\n");
+  const redux_shape shapes[] = {{1, 8192, 8192}, {256, 4096, 64}};
+  const Scratch sc(x, (int64_t)8192 * 8192);
+  float *ys;
+  CK(cudaMalloc(&ys, (size_t)1 << 20));
+  std::vector<float> got((size_t)1 << 18);
+  const int rounds = rounds_or(3);
+  for (int round = 0; round < rounds; ++round) {
+    for (const redux_shape &s : shapes) {
+      const int64_t total = s.outer * s.n * s.inner, outs = s.outer * s.inner;
+      std::vector<double> ref((size_t)outs, 0.0);
+      for (int64_t o = 0; o < s.outer; ++o)
+        for (int64_t r = 0; r < s.n; ++r)
+          for (int64_t i = 0; i < s.inner; ++i) ref[(size_t)(o * s.inner + i)] += sc.h[(size_t)((o * s.n + r) * s.inner + i)];
+      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      std::vector<Timed> vs;
+      vs.push_back(product_family_timed(b, "redux cols", true, REDUX_COLS, s, ys));
+      vs.push_back(product_family_timed(b, "redux full (1 out)", false, REDUX_FULL, redux_shape{1, total, 1}, ys));
+      vs.push_back(read_fixed_timed<1024, 2>(x4, total / 4, sink, st));
+      vs.push_back(read_fixed_timed<1024, 8>(x4, total / 4, sink, st));
+      if (s.inner == 8192) {
+        /* strips of 32 columns (128 B of a row), 1024 rows a block, 8 a cluster */
+        vs.push_back(strip_timed<8, 512, 16, 8, 0>("strip32 b512 r16 cl8", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<8, 512, 16, 8, 1>("strip32 b512 r16 no finish", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<8, 512, 16, 8, 2>("strip32 b512 r16 read", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<8, 1024, 8, 8, 0>("strip32 b1024 r8 cl8", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<8, 256, 32, 8, 0>("strip32 b256 r32 cl8", x4, s, ys, sink, st));
+        /* 16 columns (64 B), 2048 rows a block, 4 a cluster */
+        vs.push_back(strip_timed<4, 512, 16, 4, 0>("strip16 b512 r16 cl4", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<4, 512, 16, 4, 2>("strip16 b512 r16 read", x4, s, ys, sink, st));
+        /* 32 columns, 2048 rows a block (256 KB), 4 a cluster */
+        vs.push_back(strip_timed<8, 512, 32, 4, 0>("strip32 b512 r32 cl4", x4, s, ys, sink, st));
+        /* the window: 128 columns (512 B of a row), 256 rows a block (128
+         * KB), the blocks of a row chunk in strip order; no finish */
+        vs.push_back(strip_timed<32, 512, 16, 32, 2, 1>("win128 b512 r16 read", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<32, 512, 16, 32, 1, 1>("win128 b512 r16 no finish", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<32, 256, 32, 32, 2, 1>("win128 b256 r32 read", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<32, 256, 32, 32, 1, 1>("win128 b256 r32 no finish", x4, s, ys, sink, st));
+        for (const int64_t f : {(int64_t)16, (int64_t)32, (int64_t)64}) {
+          char name[48];
+          snprintf(name, sizeof name, "win128 b512 r16 finishers %lld", (long long)f);
+          vs.push_back(strip_timed<32, 512, 16, 32, 3, 1>(strdup(name), x4, s, ys, sink, st, sc.slots, f));
+          snprintf(name, sizeof name, "win128 b256 r32 finishers %lld", (long long)f);
+          vs.push_back(strip_timed<32, 256, 32, 32, 3, 1>(strdup(name), x4, s, ys, sink, st, sc.slots, f));
+        }
+        vs.push_back(strip_timed<32, 512, 16, 32, 4, 1>("win128 b512 r16 last finishes", x4, s, ys, sink, st, sc.slots));
+        vs.push_back(strip_timed<32, 512, 16, 32, 5, 1>("win128 b512 r16 publish only", x4, s, ys, sink, st,
+                                                        sc.slots + ((size_t)8 << 20) / 8));
+        vs.push_back(strip_timed<32, 512, 16, 32, 6, 1>("win128 b512 r16 store only", x4, s, ys, sink, st,
+                                                        sc.slots + ((size_t)8 << 20) / 8));
+        vs.push_back(strip_timed<32, 512, 16, 32, 7, 1>("win128 b512 r16 ticket", x4, s, ys, sink, st,
+                                                        sc.slots + ((size_t)8 << 20) / 8, 0, sc.cnt));
+        vs.push_back(strip_timed<32, 256, 32, 32, 7, 1>("win128 b256 r32 ticket", x4, s, ys, sink, st,
+                                                        sc.slots + ((size_t)8 << 20) / 8, 0, sc.cnt));
+        vs.push_back(strip_timed<32, 512, 16, 32, 8, 1>("win128 b512 r16 last reads unsynced", x4, s, ys, sink, st,
+                                                        sc.slots + ((size_t)8 << 20) / 8, 0, sc.cnt));
+        vs.push_back(strip_timed<32, 256, 32, 32, 4, 1>("win128 b256 r32 last finishes", x4, s, ys, sink, st, sc.slots));
+        vs.push_back(strip_timed<32, 1024, 8, 32, 2, 1>("win128 b1024 r8 read", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<32, 256, 64, 16, 2, 1>("win128 b256 r64 read (256K)", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<32, 256, 128, 8, 2, 1>("win128 b256 r128 read (512K)", x4, s, ys, sink, st));
+      } else {
+        /* the whole 64-column row, 512 rows a block (128 KB), 8 a cluster */
+        vs.push_back(strip_timed<16, 512, 16, 8, 0>("strip64 b512 r16 cl8", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<16, 512, 16, 8, 1>("strip64 b512 r16 no finish", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<16, 512, 16, 8, 2>("strip64 b512 r16 read", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<16, 1024, 8, 8, 0>("strip64 b1024 r8 cl8", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<16, 256, 32, 8, 0>("strip64 b256 r32 cl8", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<16, 512, 32, 4, 0>("strip64 b512 r32 cl4", x4, s, ys, sink, st));
+        vs.push_back(strip_timed<16, 1024, 16, 4, 0>("strip64 b1024 r16 cl4", x4, s, ys, sink, st));
+        /* stop 31's best prototype: 512 x 16 chunks, 256 dedicated finishing blocks */
+        vs.push_back(narrow_rows_timed<512, 16, 6>("rows16 b512 finishers 256", x4, s, s.n * 16, ys, sc.slots, st, 256));
+      }
+      for (const auto &v : vs) {
+        auto t = T.time(v.f);
+        char tail[96] = "";
+        if (v.sum) {
+          CK(cudaMemcpy(got.data(), ys, outs * 4, cudaMemcpyDeviceToHost));
+          int64_t off_ref = 0;
+          for (int64_t k = 0; k < outs; ++k) off_ref += got[(size_t)k] != (float)ref[(size_t)k];
+          snprintf(tail, sizeof tail, "  %lld of %lld != ref", (long long)off_ref, (long long)outs);
+          CK(cudaMemset(ys, 0xff, outs * 4)); /* NaN: a variant that writes nothing fails the next check */
+        }
+        printf("strip r%d (%lld,%lld,%lld) %-34s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round,
+               (long long)s.outer, (long long)s.n, (long long)s.inner, v.name.c_str(), t.first, t.second,
+               total * 4 / t.first / 1e3, tail);
+      }
+    }
+  }
+  cudaFree(ys);
+}
+
 /* ---- slabs read from staggered steps (section `phase`) -------------------
  * The column family reads (256, 4096, 64) fp32 as 512 slabs of 512 KB, a
  * block each, every block starting at its slab's first byte; the full sum's
@@ -3752,7 +4065,7 @@ int main() {
       {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
       {"wide", section_wide}, {"depth", section_depth}, {"defer", section_defer}, {"lanes", section_lanes},
       {"narrow", section_narrow}, {"convert", section_convert}, {"policy", section_policy},
-      {"phase", section_phase},
+      {"phase", section_phase}, {"strip", section_strip},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
