@@ -3460,6 +3460,15 @@ Timed strip_timed(const char *name, const float4 *x4, redux_shape s, float *y, f
           }};
 }
 
+/* The strip-order trio of one shape: cluster finish, no finish, pure read. */
+template <int VR, int THREADS, int RPT, int CL>
+void push_strip_trio(std::vector<Timed> &vs, const std::string &tag, const float4 *x4, redux_shape s, float *y,
+                     float *sink, cudaStream_t st) {
+  vs.push_back(strip_timed<VR, THREADS, RPT, CL, 0>((tag + " cl" + std::to_string(CL)).c_str(), x4, s, y, sink, st));
+  vs.push_back(strip_timed<VR, THREADS, RPT, CL, 1>((tag + " no finish").c_str(), x4, s, y, sink, st));
+  vs.push_back(strip_timed<VR, THREADS, RPT, CL, 2>((tag + " read").c_str(), x4, s, y, sink, st));
+}
+
 void section_strip(Bench &b) {
   Timer &T = b.T;
   const cudaStream_t st = b.st;
@@ -3486,11 +3495,11 @@ void section_strip(Bench &b) {
       vs.push_back(product_family_timed(b, "redux full (1 out)", false, REDUX_FULL, redux_shape{1, total, 1}, ys));
       vs.push_back(read_fixed_timed<1024, 2>(x4, total / 4, sink, st));
       vs.push_back(read_fixed_timed<1024, 8>(x4, total / 4, sink, st));
+      /* slots no finishing variant uses (5, 6 leave theirs full) */
+      unsigned long long *spare = sc.slots + ((size_t)8 << 20) / 8;
       if (s.inner == 8192) {
         /* strips of 32 columns (128 B of a row), 1024 rows a block, 8 a cluster */
-        vs.push_back(strip_timed<8, 512, 16, 8, 0>("strip32 b512 r16 cl8", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<8, 512, 16, 8, 1>("strip32 b512 r16 no finish", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<8, 512, 16, 8, 2>("strip32 b512 r16 read", x4, s, ys, sink, st));
+        push_strip_trio<8, 512, 16, 8>(vs, "strip32 b512 r16", x4, s, ys, sink, st);
         vs.push_back(strip_timed<8, 1024, 8, 8, 0>("strip32 b1024 r8 cl8", x4, s, ys, sink, st));
         vs.push_back(strip_timed<8, 256, 32, 8, 0>("strip32 b256 r32 cl8", x4, s, ys, sink, st));
         /* 16 columns (64 B), 2048 rows a block, 4 a cluster */
@@ -3507,30 +3516,28 @@ void section_strip(Bench &b) {
         for (const int64_t f : {(int64_t)16, (int64_t)32, (int64_t)64}) {
           char name[48];
           snprintf(name, sizeof name, "win128 b512 r16 finishers %lld", (long long)f);
-          vs.push_back(strip_timed<32, 512, 16, 32, 3, 1>(strdup(name), x4, s, ys, sink, st, sc.slots, f));
+          vs.push_back(strip_timed<32, 512, 16, 32, 3, 1>(name, x4, s, ys, sink, st, sc.slots, f));
           snprintf(name, sizeof name, "win128 b256 r32 finishers %lld", (long long)f);
-          vs.push_back(strip_timed<32, 256, 32, 32, 3, 1>(strdup(name), x4, s, ys, sink, st, sc.slots, f));
+          vs.push_back(strip_timed<32, 256, 32, 32, 3, 1>(name, x4, s, ys, sink, st, sc.slots, f));
         }
         vs.push_back(strip_timed<32, 512, 16, 32, 4, 1>("win128 b512 r16 last finishes", x4, s, ys, sink, st, sc.slots));
         vs.push_back(strip_timed<32, 512, 16, 32, 5, 1>("win128 b512 r16 publish only", x4, s, ys, sink, st,
-                                                        sc.slots + ((size_t)8 << 20) / 8));
+                                                        spare));
         vs.push_back(strip_timed<32, 512, 16, 32, 6, 1>("win128 b512 r16 store only", x4, s, ys, sink, st,
-                                                        sc.slots + ((size_t)8 << 20) / 8));
+                                                        spare));
         vs.push_back(strip_timed<32, 512, 16, 32, 7, 1>("win128 b512 r16 ticket", x4, s, ys, sink, st,
-                                                        sc.slots + ((size_t)8 << 20) / 8, 0, sc.cnt));
+                                                        spare, 0, sc.cnt));
         vs.push_back(strip_timed<32, 256, 32, 32, 7, 1>("win128 b256 r32 ticket", x4, s, ys, sink, st,
-                                                        sc.slots + ((size_t)8 << 20) / 8, 0, sc.cnt));
+                                                        spare, 0, sc.cnt));
         vs.push_back(strip_timed<32, 512, 16, 32, 8, 1>("win128 b512 r16 last reads unsynced", x4, s, ys, sink, st,
-                                                        sc.slots + ((size_t)8 << 20) / 8, 0, sc.cnt));
+                                                        spare, 0, sc.cnt));
         vs.push_back(strip_timed<32, 256, 32, 32, 4, 1>("win128 b256 r32 last finishes", x4, s, ys, sink, st, sc.slots));
         vs.push_back(strip_timed<32, 1024, 8, 32, 2, 1>("win128 b1024 r8 read", x4, s, ys, sink, st));
         vs.push_back(strip_timed<32, 256, 64, 16, 2, 1>("win128 b256 r64 read (256K)", x4, s, ys, sink, st));
         vs.push_back(strip_timed<32, 256, 128, 8, 2, 1>("win128 b256 r128 read (512K)", x4, s, ys, sink, st));
       } else {
         /* the whole 64-column row, 512 rows a block (128 KB), 8 a cluster */
-        vs.push_back(strip_timed<16, 512, 16, 8, 0>("strip64 b512 r16 cl8", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<16, 512, 16, 8, 1>("strip64 b512 r16 no finish", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<16, 512, 16, 8, 2>("strip64 b512 r16 read", x4, s, ys, sink, st));
+        push_strip_trio<16, 512, 16, 8>(vs, "strip64 b512 r16", x4, s, ys, sink, st);
         vs.push_back(strip_timed<16, 1024, 8, 8, 0>("strip64 b1024 r8 cl8", x4, s, ys, sink, st));
         vs.push_back(strip_timed<16, 256, 32, 8, 0>("strip64 b256 r32 cl8", x4, s, ys, sink, st));
         vs.push_back(strip_timed<16, 512, 32, 4, 0>("strip64 b512 r32 cl4", x4, s, ys, sink, st));
