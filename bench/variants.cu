@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,split,stream,tiles,wide,depth,defer,lanes,narrow,convert,policy,phase,strip,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,stream,tiles,wide,depth,defer,lanes,narrow,convert,policy,phase,strip,short,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -89,6 +89,10 @@
  *            window order (a row chunk's strips side by side) with polled
  *            slots and finishing blocks, a ticket, or no finish; pure reads
  *            of each pattern, the product beside them (stop 43; other bits).
+ *   short    the same column sums in 32-64 KB blocks, window order: 1024
+ *            threads x 2 or 4 rows, 512 x 4; pure reads, the block's fold
+ *            alone, polled slots with finishing blocks, a ticket (stop 44;
+ *            other bits).
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -1517,8 +1521,8 @@ struct Scratch {
     CK(cudaMalloc(&cnt, 65536 * 4));
     CK(cudaMemset(cnt, 0, 65536 * 4));
     CK(cudaMalloc(&parts, (size_t)1 << 22));
-    CK(cudaMalloc(&slots, (size_t)16 << 20));
-    CK(cudaMemset(slots, 0, (size_t)16 << 20));
+    CK(cudaMalloc(&slots, (size_t)32 << 20));
+    CK(cudaMemset(slots, 0, (size_t)32 << 20));
   }
   Scratch(const Scratch &) = delete;
   Scratch &operator=(const Scratch &) = delete;
@@ -3319,12 +3323,15 @@ __device__ __forceinline__ void finish_strip_coalesced(float *y, int64_t sg, uns
   __syncthreads(); /* runs is rewritten by the next strip */
 }
 
+/* Two blocks an SM for the 1024 x 2 form (RPT < 8: section `short`), so its
+ * registers are capped at 32 like the fastest pure read's. */
 template <int VR, int THREADS, int RPT, int CL, int MODE, int ORDER = 0>
-__global__ void __launch_bounds__(THREADS, 1024 / THREADS)
+__global__ void __launch_bounds__(THREADS, (RPT < 8 ? 2048 : 1024) / THREADS)
 strip_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t inner4, float *y, float *sink,
                unsigned long long *slots = nullptr, int64_t fin = 0, unsigned int *cnt = nullptr) {
   constexpr int R = 4 * VR, WARPS = THREADS / 32, K = THREADS * RPT / VR, G = THREADS / R;
-  static_assert(32 % VR == 0 && RPT % 8 == 0, "whole column groups in a warp; loads eight at a time");
+  static_assert(32 % VR == 0 && (RPT % 8 == 0 || RPT < 8), "whole column groups in a warp; loads eight at a time");
+  constexpr int LB = RPT < 8 ? RPT : 8; /* loads in flight */
   constexpr int GG = G < WARPS ? G : WARPS; /* threads a column's warp values are split over */
   static_assert(GG >= 1 && GG <= 32 && WARPS % GG == 0 && (R * GG) % 32 == 0 && R % CL == 0,
                 "GG threads per column fold whole warps");
@@ -3352,12 +3359,12 @@ strip_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t inner4, float *
   double s[4] = {0.0, 0.0, 0.0, 0.0};
   float m = 0.0f;
 #pragma unroll 1
-  for (int k0 = 0; k0 < RPT; k0 += 8) {
-    float4 v[8];
+  for (int k0 = 0; k0 < RPT; k0 += LB) {
+    float4 v[LB];
 #pragma unroll
-    for (int k = 0; k < 8; ++k) v[k] = __ldcs(p + (k0 + k) * step);
+    for (int k = 0; k < LB; ++k) v[k] = __ldcs(p + (k0 + k) * step);
 #pragma unroll
-    for (int k = 0; k < 8; ++k) {
+    for (int k = 0; k < LB; ++k) {
       if (MODE == 2) {
         m = fold(m, v[k]);
       } else {
@@ -3556,6 +3563,94 @@ void section_strip(Bench &b) {
           CK(cudaMemset(ys, 0xff, outs * 4)); /* NaN: a variant that writes nothing fails the next check */
         }
         printf("strip r%d (%lld,%lld,%lld) %-34s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round,
+               (long long)s.outer, (long long)s.n, (long long)s.inner, v.name.c_str(), t.first, t.second,
+               total * 4 / t.first / 1e3, tail);
+      }
+    }
+  }
+  cudaFree(ys);
+}
+
+/* ---- column sums in the fastest read's blocks (section `short`) ---------
+ * Stop 44's question: a pure read of 268 MB in one-shot blocks of 1024
+ * threads x 2 loads (32 KB a block, two blocks an SM) takes 66.5-67.2 us on
+ * the H200, against 70.1-70.4 for stop 43's 128 KB window blocks
+ * (512 x 16) and 69.2 for the product's full sum. Would column sums in such
+ * blocks keep that read? strip_cols_sum<VR, THREADS, RPT, CL, MODE, 1>
+ * with RPT 2 or 4 (two or four blocks an SM, 32 registers): a block is
+ * THREADS x RPT / VR rows of a strip of 4 VR columns, chunk c of CL, in the
+ * window order; modes as named at strip_cols_sum (other bits than the
+ * product). A set: pure read (2), the fold and plain stores (6), polled
+ * slots with finishing blocks launched last (3), a ticket (7). */
+template <int VR, int THREADS, int RPT, int CL>
+void push_short_set(std::vector<Timed> &vs, const std::string &tag, const float4 *x4, redux_shape s, float *y,
+                    float *sink, cudaStream_t st, unsigned long long *slots, unsigned long long *spare,
+                    unsigned int *cnt, std::initializer_list<int64_t> finishers, bool ticket = true) {
+  vs.push_back(strip_timed<VR, THREADS, RPT, CL, 2, 1>((tag + " read").c_str(), x4, s, y, sink, st));
+  vs.push_back(strip_timed<VR, THREADS, RPT, CL, 6, 1>((tag + " store only").c_str(), x4, s, y, sink, st, spare));
+  if (finishers.size() == 0) return; /* the finishes would not fit its registers */
+  for (const int64_t f : finishers)
+    vs.push_back(strip_timed<VR, THREADS, RPT, CL, 3, 1>((tag + " finishers " + std::to_string(f)).c_str(), x4, s, y,
+                                                         sink, st, slots, f));
+  if (ticket)
+    vs.push_back(strip_timed<VR, THREADS, RPT, CL, 7, 1>((tag + " ticket").c_str(), x4, s, y, sink, st, spare, 0, cnt));
+}
+
+void section_short(Bench &b) {
+  Timer &T = b.T;
+  const cudaStream_t st = b.st;
+  float *sink = b.sink;
+  const float *x = b.x;
+  printf("== column sums in 32-64 KB blocks (1024 x 2, 512 x 4, 1024 x 4), window order, the finishes of section "
+         "strip (other bits)\n");
+  const redux_shape shapes[] = {{1, 8192, 8192}, {256, 4096, 64}};
+  const Scratch sc(x, (int64_t)8192 * 8192);
+  float *ys;
+  CK(cudaMalloc(&ys, (size_t)1 << 20));
+  std::vector<float> got((size_t)1 << 18);
+  const int rounds = rounds_or(2);
+  for (int round = 0; round < rounds; ++round) {
+    for (const redux_shape &s : shapes) {
+      const int64_t total = s.outer * s.n * s.inner, outs = s.outer * s.inner;
+      std::vector<double> ref((size_t)outs, 0.0);
+      for (int64_t o = 0; o < s.outer; ++o)
+        for (int64_t r = 0; r < s.n; ++r)
+          for (int64_t i = 0; i < s.inner; ++i) ref[(size_t)(o * s.inner + i)] += sc.h[(size_t)((o * s.n + r) * s.inner + i)];
+      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      std::vector<Timed> vs;
+      vs.push_back(product_family_timed(b, "redux cols", true, REDUX_COLS, s, ys));
+      vs.push_back(product_family_timed(b, "redux full (1 out)", false, REDUX_FULL, redux_shape{1, total, 1}, ys));
+      vs.push_back(read_fixed_timed<1024, 2>(x4, total / 4, sink, st));
+      vs.push_back(read_fixed_timed<1024, 8>(x4, total / 4, sink, st));
+      /* polled slots below 16 MB (at most 128 x 8192 of 16 B); plain partials above */
+      unsigned long long *spare = sc.slots + ((size_t)16 << 20) / 8;
+      if (s.inner == 8192) {
+        push_short_set<8, 1024, 2, 32>(vs, "win32 b1024 r2", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {});
+        push_short_set<8, 512, 4, 32>(vs, "win32 b512 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {64, 128});
+        push_short_set<16, 512, 4, 64>(vs, "win64 b512 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {128}, false);
+        push_short_set<16, 1024, 4, 32>(vs, "win64 b1024 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {64, 128});
+        push_short_set<32, 512, 4, 128>(vs, "win128 b512 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {});
+        /* stop 43's best (128 KB blocks) */
+        vs.push_back(strip_timed<32, 512, 16, 32, 3, 1>("win128 b512 r16 finishers 64", x4, s, ys, sink, st,
+                                                        sc.slots, 64));
+      } else {
+        push_short_set<16, 1024, 2, 32>(vs, "slice b1024 r2", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {});
+        push_short_set<16, 512, 4, 32>(vs, "slice b512 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {128, 256});
+        push_short_set<16, 1024, 4, 16>(vs, "slice b1024 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {128, 256});
+        /* stop 43's best: 512 x 16 blocks, a cluster of 8 per slice */
+        vs.push_back(strip_timed<16, 512, 16, 8, 0>("strip64 b512 r16 cl8", x4, s, ys, sink, st));
+      }
+      for (const auto &v : vs) {
+        auto t = T.time(v.f);
+        char tail[96] = "";
+        if (v.sum) {
+          CK(cudaMemcpy(got.data(), ys, outs * 4, cudaMemcpyDeviceToHost));
+          int64_t off_ref = 0;
+          for (int64_t k = 0; k < outs; ++k) off_ref += got[(size_t)k] != (float)ref[(size_t)k];
+          snprintf(tail, sizeof tail, "  %lld of %lld != ref", (long long)off_ref, (long long)outs);
+          CK(cudaMemset(ys, 0xff, outs * 4)); /* NaN: a variant that writes nothing fails the next check */
+        }
+        printf("short r%d (%lld,%lld,%lld) %-32s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round,
                (long long)s.outer, (long long)s.n, (long long)s.inner, v.name.c_str(), t.first, t.second,
                total * 4 / t.first / 1e3, tail);
       }
@@ -4072,7 +4167,7 @@ int main() {
       {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
       {"wide", section_wide}, {"depth", section_depth}, {"defer", section_defer}, {"lanes", section_lanes},
       {"narrow", section_narrow}, {"convert", section_convert}, {"policy", section_policy},
-      {"phase", section_phase}, {"strip", section_strip},
+      {"phase", section_phase}, {"strip", section_strip}, {"short", section_short},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
