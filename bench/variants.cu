@@ -3476,6 +3476,37 @@ void push_strip_trio(std::vector<Timed> &vs, const std::string &tag, const float
   vs.push_back(strip_timed<VR, THREADS, RPT, CL, 2>((tag + " read").c_str(), x4, s, y, sink, st));
 }
 
+/* The fp64 column sums of host copy h viewed as shape s. */
+std::vector<double> column_reference(const std::vector<float> &h, redux_shape s) {
+  std::vector<double> ref((size_t)(s.outer * s.inner), 0.0);
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t r = 0; r < s.n; ++r)
+      for (int64_t i = 0; i < s.inner; ++i) ref[(size_t)(o * s.inner + i)] += h[(size_t)((o * s.n + r) * s.inner + i)];
+  return ref;
+}
+
+/* Times each variant of vs over shape s and prints a line "label rROUND
+ * (shape) name ...": a sum's outputs ys checked against ref (then set to
+ * NaN, so a variant that writes nothing fails the next check). */
+void time_column_variants(Timer &T, const std::vector<Timed> &vs, const char *label, int width, int round,
+                          redux_shape s, const std::vector<double> &ref, float *ys, std::vector<float> &got) {
+  const int64_t total = s.outer * s.n * s.inner, outs = s.outer * s.inner;
+  for (const auto &v : vs) {
+    auto t = T.time(v.f);
+    char tail[96] = "";
+    if (v.sum) {
+      CK(cudaMemcpy(got.data(), ys, outs * 4, cudaMemcpyDeviceToHost));
+      int64_t off_ref = 0;
+      for (int64_t k = 0; k < outs; ++k) off_ref += got[(size_t)k] != (float)ref[(size_t)k];
+      snprintf(tail, sizeof tail, "  %lld of %lld != ref", (long long)off_ref, (long long)outs);
+      CK(cudaMemset(ys, 0xff, outs * 4));
+    }
+    printf("%s r%d (%lld,%lld,%lld) %-*s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", label, round,
+           (long long)s.outer, (long long)s.n, (long long)s.inner, width, v.name.c_str(), t.first, t.second,
+           total * 4 / t.first / 1e3, tail);
+  }
+}
+
 void section_strip(Bench &b) {
   Timer &T = b.T;
   const cudaStream_t st = b.st;
@@ -3491,11 +3522,8 @@ void section_strip(Bench &b) {
   const int rounds = rounds_or(3);
   for (int round = 0; round < rounds; ++round) {
     for (const redux_shape &s : shapes) {
-      const int64_t total = s.outer * s.n * s.inner, outs = s.outer * s.inner;
-      std::vector<double> ref((size_t)outs, 0.0);
-      for (int64_t o = 0; o < s.outer; ++o)
-        for (int64_t r = 0; r < s.n; ++r)
-          for (int64_t i = 0; i < s.inner; ++i) ref[(size_t)(o * s.inner + i)] += sc.h[(size_t)((o * s.n + r) * s.inner + i)];
+      const int64_t total = s.outer * s.n * s.inner;
+      const std::vector<double> ref = column_reference(sc.h, s);
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
       std::vector<Timed> vs;
       vs.push_back(product_family_timed(b, "redux cols", true, REDUX_COLS, s, ys));
@@ -3552,20 +3580,7 @@ void section_strip(Bench &b) {
         /* stop 31's best prototype: 512 x 16 chunks, 256 dedicated finishing blocks */
         vs.push_back(narrow_rows_timed<512, 16, 6>("rows16 b512 finishers 256", x4, s, s.n * 16, ys, sc.slots, st, 256));
       }
-      for (const auto &v : vs) {
-        auto t = T.time(v.f);
-        char tail[96] = "";
-        if (v.sum) {
-          CK(cudaMemcpy(got.data(), ys, outs * 4, cudaMemcpyDeviceToHost));
-          int64_t off_ref = 0;
-          for (int64_t k = 0; k < outs; ++k) off_ref += got[(size_t)k] != (float)ref[(size_t)k];
-          snprintf(tail, sizeof tail, "  %lld of %lld != ref", (long long)off_ref, (long long)outs);
-          CK(cudaMemset(ys, 0xff, outs * 4)); /* NaN: a variant that writes nothing fails the next check */
-        }
-        printf("strip r%d (%lld,%lld,%lld) %-34s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round,
-               (long long)s.outer, (long long)s.n, (long long)s.inner, v.name.c_str(), t.first, t.second,
-               total * 4 / t.first / 1e3, tail);
-      }
+      time_column_variants(T, vs, "strip", 34, round, s, ref, ys, got);
     }
   }
   cudaFree(ys);
@@ -3611,11 +3626,8 @@ void section_short(Bench &b) {
   const int rounds = rounds_or(2);
   for (int round = 0; round < rounds; ++round) {
     for (const redux_shape &s : shapes) {
-      const int64_t total = s.outer * s.n * s.inner, outs = s.outer * s.inner;
-      std::vector<double> ref((size_t)outs, 0.0);
-      for (int64_t o = 0; o < s.outer; ++o)
-        for (int64_t r = 0; r < s.n; ++r)
-          for (int64_t i = 0; i < s.inner; ++i) ref[(size_t)(o * s.inner + i)] += sc.h[(size_t)((o * s.n + r) * s.inner + i)];
+      const int64_t total = s.outer * s.n * s.inner;
+      const std::vector<double> ref = column_reference(sc.h, s);
       const float4 *x4 = reinterpret_cast<const float4 *>(x);
       std::vector<Timed> vs;
       vs.push_back(product_family_timed(b, "redux cols", true, REDUX_COLS, s, ys));
@@ -3640,20 +3652,7 @@ void section_short(Bench &b) {
         /* stop 43's best: 512 x 16 blocks, a cluster of 8 per slice */
         vs.push_back(strip_timed<16, 512, 16, 8, 0>("strip64 b512 r16 cl8", x4, s, ys, sink, st));
       }
-      for (const auto &v : vs) {
-        auto t = T.time(v.f);
-        char tail[96] = "";
-        if (v.sum) {
-          CK(cudaMemcpy(got.data(), ys, outs * 4, cudaMemcpyDeviceToHost));
-          int64_t off_ref = 0;
-          for (int64_t k = 0; k < outs; ++k) off_ref += got[(size_t)k] != (float)ref[(size_t)k];
-          snprintf(tail, sizeof tail, "  %lld of %lld != ref", (long long)off_ref, (long long)outs);
-          CK(cudaMemset(ys, 0xff, outs * 4)); /* NaN: a variant that writes nothing fails the next check */
-        }
-        printf("short r%d (%lld,%lld,%lld) %-32s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", round,
-               (long long)s.outer, (long long)s.n, (long long)s.inner, v.name.c_str(), t.first, t.second,
-               total * 4 / t.first / 1e3, tail);
-      }
+      time_column_variants(T, vs, "short", 32, round, s, ref, ys, got);
     }
   }
   cudaFree(ys);
