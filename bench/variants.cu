@@ -3323,8 +3323,8 @@ __device__ __forceinline__ void finish_strip_coalesced(float *y, int64_t sg, uns
   __syncthreads(); /* runs is rewritten by the next strip */
 }
 
-/* Two blocks an SM for the 1024 x 2 form (RPT < 8: section `short`), so its
- * registers are capped at 32 like the fastest pure read's. */
+/* RPT < 8 (section `short`): 2048 threads an SM (two 1024-thread or four
+ * 512-thread blocks), so 32 registers, like the fastest pure read's. */
 template <int VR, int THREADS, int RPT, int CL, int MODE, int ORDER = 0>
 __global__ void __launch_bounds__(THREADS, (RPT < 8 ? 2048 : 1024) / THREADS)
 strip_cols_sum(const float4 *__restrict__ x4, int64_t n, int64_t inner4, float *y, float *sink,
@@ -3603,7 +3603,9 @@ void push_short_set(std::vector<Timed> &vs, const std::string &tag, const float4
                     unsigned int *cnt, std::initializer_list<int64_t> finishers, bool ticket = true) {
   vs.push_back(strip_timed<VR, THREADS, RPT, CL, 2, 1>((tag + " read").c_str(), x4, s, y, sink, st));
   vs.push_back(strip_timed<VR, THREADS, RPT, CL, 6, 1>((tag + " store only").c_str(), x4, s, y, sink, st, spare));
-  if (finishers.size() == 0) return; /* the finishes would not fit its registers */
+  /* none: 1024 x 2's finishes took 88-115 us (stop 44, call 1); 128-column
+   * strips of 512 x 4 would finish 32 slots a thread under 32 registers */
+  if (finishers.size() == 0) return;
   for (const int64_t f : finishers)
     vs.push_back(strip_timed<VR, THREADS, RPT, CL, 3, 1>((tag + " finishers " + std::to_string(f)).c_str(), x4, s, y,
                                                          sink, st, slots, f));
