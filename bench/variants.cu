@@ -3507,83 +3507,91 @@ void time_column_variants(Timer &T, const std::vector<Timed> &vs, const char *la
   }
 }
 
-void section_strip(Bench &b) {
-  Timer &T = b.T;
-  const cudaStream_t st = b.st;
-  float *sink = b.sink;
-  const float *x = b.x;
-  printf("== column strips: short blocks in index order, a cluster per strip, the finish in distributed shared "
-         "memory (other bits)\n");
+/* The frame of sections strip and short: each round, for each column
+ * target, the product's column and full sums and two pure reads, then the
+ * section's variants (add(vs, s, x4, sc, ys)), timed and checked. */
+template <typename Add>
+void column_section(Bench &b, const char *label, int width, int rounds, Add add) {
   const redux_shape shapes[] = {{1, 8192, 8192}, {256, 4096, 64}};
-  const Scratch sc(x, (int64_t)8192 * 8192);
+  const Scratch sc(b.x, (int64_t)8192 * 8192);
   float *ys;
   CK(cudaMalloc(&ys, (size_t)1 << 20));
   std::vector<float> got((size_t)1 << 18);
-  const int rounds = rounds_or(3);
   for (int round = 0; round < rounds; ++round) {
     for (const redux_shape &s : shapes) {
       const int64_t total = s.outer * s.n * s.inner;
       const std::vector<double> ref = column_reference(sc.h, s);
-      const float4 *x4 = reinterpret_cast<const float4 *>(x);
+      const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
       std::vector<Timed> vs;
       vs.push_back(product_family_timed(b, "redux cols", true, REDUX_COLS, s, ys));
       vs.push_back(product_family_timed(b, "redux full (1 out)", false, REDUX_FULL, redux_shape{1, total, 1}, ys));
-      vs.push_back(read_fixed_timed<1024, 2>(x4, total / 4, sink, st));
-      vs.push_back(read_fixed_timed<1024, 8>(x4, total / 4, sink, st));
-      /* slots no finishing variant uses (5, 6 leave theirs full) */
-      unsigned long long *spare = sc.slots + ((size_t)8 << 20) / 8;
-      if (s.inner == 8192) {
-        /* strips of 32 columns (128 B of a row), 1024 rows a block, 8 a cluster */
-        push_strip_trio<8, 512, 16, 8>(vs, "strip32 b512 r16", x4, s, ys, sink, st);
-        vs.push_back(strip_timed<8, 1024, 8, 8, 0>("strip32 b1024 r8 cl8", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<8, 256, 32, 8, 0>("strip32 b256 r32 cl8", x4, s, ys, sink, st));
-        /* 16 columns (64 B), 2048 rows a block, 4 a cluster */
-        vs.push_back(strip_timed<4, 512, 16, 4, 0>("strip16 b512 r16 cl4", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<4, 512, 16, 4, 2>("strip16 b512 r16 read", x4, s, ys, sink, st));
-        /* 32 columns, 2048 rows a block (256 KB), 4 a cluster */
-        vs.push_back(strip_timed<8, 512, 32, 4, 0>("strip32 b512 r32 cl4", x4, s, ys, sink, st));
-        /* the window: 128 columns (512 B of a row), 256 rows a block (128
-         * KB), the blocks of a row chunk in strip order; no finish */
-        vs.push_back(strip_timed<32, 512, 16, 32, 2, 1>("win128 b512 r16 read", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<32, 512, 16, 32, 1, 1>("win128 b512 r16 no finish", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<32, 256, 32, 32, 2, 1>("win128 b256 r32 read", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<32, 256, 32, 32, 1, 1>("win128 b256 r32 no finish", x4, s, ys, sink, st));
-        for (const int64_t f : {(int64_t)16, (int64_t)32, (int64_t)64}) {
-          char name[48];
-          snprintf(name, sizeof name, "win128 b512 r16 finishers %lld", (long long)f);
-          vs.push_back(strip_timed<32, 512, 16, 32, 3, 1>(name, x4, s, ys, sink, st, sc.slots, f));
-          snprintf(name, sizeof name, "win128 b256 r32 finishers %lld", (long long)f);
-          vs.push_back(strip_timed<32, 256, 32, 32, 3, 1>(name, x4, s, ys, sink, st, sc.slots, f));
-        }
-        vs.push_back(strip_timed<32, 512, 16, 32, 4, 1>("win128 b512 r16 last finishes", x4, s, ys, sink, st, sc.slots));
-        vs.push_back(strip_timed<32, 512, 16, 32, 5, 1>("win128 b512 r16 publish only", x4, s, ys, sink, st,
-                                                        spare));
-        vs.push_back(strip_timed<32, 512, 16, 32, 6, 1>("win128 b512 r16 store only", x4, s, ys, sink, st,
-                                                        spare));
-        vs.push_back(strip_timed<32, 512, 16, 32, 7, 1>("win128 b512 r16 ticket", x4, s, ys, sink, st,
-                                                        spare, 0, sc.cnt));
-        vs.push_back(strip_timed<32, 256, 32, 32, 7, 1>("win128 b256 r32 ticket", x4, s, ys, sink, st,
-                                                        spare, 0, sc.cnt));
-        vs.push_back(strip_timed<32, 512, 16, 32, 8, 1>("win128 b512 r16 last reads unsynced", x4, s, ys, sink, st,
-                                                        spare, 0, sc.cnt));
-        vs.push_back(strip_timed<32, 256, 32, 32, 4, 1>("win128 b256 r32 last finishes", x4, s, ys, sink, st, sc.slots));
-        vs.push_back(strip_timed<32, 1024, 8, 32, 2, 1>("win128 b1024 r8 read", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<32, 256, 64, 16, 2, 1>("win128 b256 r64 read (256K)", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<32, 256, 128, 8, 2, 1>("win128 b256 r128 read (512K)", x4, s, ys, sink, st));
-      } else {
-        /* the whole 64-column row, 512 rows a block (128 KB), 8 a cluster */
-        push_strip_trio<16, 512, 16, 8>(vs, "strip64 b512 r16", x4, s, ys, sink, st);
-        vs.push_back(strip_timed<16, 1024, 8, 8, 0>("strip64 b1024 r8 cl8", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<16, 256, 32, 8, 0>("strip64 b256 r32 cl8", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<16, 512, 32, 4, 0>("strip64 b512 r32 cl4", x4, s, ys, sink, st));
-        vs.push_back(strip_timed<16, 1024, 16, 4, 0>("strip64 b1024 r16 cl4", x4, s, ys, sink, st));
-        /* stop 31's best prototype: 512 x 16 chunks, 256 dedicated finishing blocks */
-        vs.push_back(narrow_rows_timed<512, 16, 6>("rows16 b512 finishers 256", x4, s, s.n * 16, ys, sc.slots, st, 256));
-      }
-      time_column_variants(T, vs, "strip", 34, round, s, ref, ys, got);
+      vs.push_back(read_fixed_timed<1024, 2>(x4, total / 4, b.sink, b.st));
+      vs.push_back(read_fixed_timed<1024, 8>(x4, total / 4, b.sink, b.st));
+      add(vs, s, x4, sc, ys);
+      time_column_variants(b.T, vs, label, width, round, s, ref, ys, got);
     }
   }
   cudaFree(ys);
+}
+
+void section_strip(Bench &b) {
+  const cudaStream_t st = b.st;
+  float *sink = b.sink;
+  printf("== column strips: short blocks in index order, a cluster per strip, the finish in distributed shared "
+         "memory (other bits)\n");
+  column_section(b, "strip", 34, rounds_or(3), [&](std::vector<Timed> &vs, const redux_shape &s, const float4 *x4,
+                                                   const Scratch &sc, float *ys) {
+    /* slots no finishing variant uses (5, 6 leave theirs full) */
+    unsigned long long *spare = sc.slots + ((size_t)8 << 20) / 8;
+    if (s.inner == 8192) {
+      /* strips of 32 columns (128 B of a row), 1024 rows a block, 8 a cluster */
+      push_strip_trio<8, 512, 16, 8>(vs, "strip32 b512 r16", x4, s, ys, sink, st);
+      vs.push_back(strip_timed<8, 1024, 8, 8, 0>("strip32 b1024 r8 cl8", x4, s, ys, sink, st));
+      vs.push_back(strip_timed<8, 256, 32, 8, 0>("strip32 b256 r32 cl8", x4, s, ys, sink, st));
+      /* 16 columns (64 B), 2048 rows a block, 4 a cluster */
+      vs.push_back(strip_timed<4, 512, 16, 4, 0>("strip16 b512 r16 cl4", x4, s, ys, sink, st));
+      vs.push_back(strip_timed<4, 512, 16, 4, 2>("strip16 b512 r16 read", x4, s, ys, sink, st));
+      /* 32 columns, 2048 rows a block (256 KB), 4 a cluster */
+      vs.push_back(strip_timed<8, 512, 32, 4, 0>("strip32 b512 r32 cl4", x4, s, ys, sink, st));
+      /* the window: 128 columns (512 B of a row), 256 rows a block (128
+       * KB), the blocks of a row chunk in strip order; no finish */
+      vs.push_back(strip_timed<32, 512, 16, 32, 2, 1>("win128 b512 r16 read", x4, s, ys, sink, st));
+      vs.push_back(strip_timed<32, 512, 16, 32, 1, 1>("win128 b512 r16 no finish", x4, s, ys, sink, st));
+      vs.push_back(strip_timed<32, 256, 32, 32, 2, 1>("win128 b256 r32 read", x4, s, ys, sink, st));
+      vs.push_back(strip_timed<32, 256, 32, 32, 1, 1>("win128 b256 r32 no finish", x4, s, ys, sink, st));
+      for (const int64_t f : {(int64_t)16, (int64_t)32, (int64_t)64}) {
+        char name[48];
+        snprintf(name, sizeof name, "win128 b512 r16 finishers %lld", (long long)f);
+        vs.push_back(strip_timed<32, 512, 16, 32, 3, 1>(name, x4, s, ys, sink, st, sc.slots, f));
+        snprintf(name, sizeof name, "win128 b256 r32 finishers %lld", (long long)f);
+        vs.push_back(strip_timed<32, 256, 32, 32, 3, 1>(name, x4, s, ys, sink, st, sc.slots, f));
+      }
+      vs.push_back(strip_timed<32, 512, 16, 32, 4, 1>("win128 b512 r16 last finishes", x4, s, ys, sink, st, sc.slots));
+      vs.push_back(strip_timed<32, 512, 16, 32, 5, 1>("win128 b512 r16 publish only", x4, s, ys, sink, st,
+                                                      spare));
+      vs.push_back(strip_timed<32, 512, 16, 32, 6, 1>("win128 b512 r16 store only", x4, s, ys, sink, st,
+                                                      spare));
+      vs.push_back(strip_timed<32, 512, 16, 32, 7, 1>("win128 b512 r16 ticket", x4, s, ys, sink, st,
+                                                      spare, 0, sc.cnt));
+      vs.push_back(strip_timed<32, 256, 32, 32, 7, 1>("win128 b256 r32 ticket", x4, s, ys, sink, st,
+                                                      spare, 0, sc.cnt));
+      vs.push_back(strip_timed<32, 512, 16, 32, 8, 1>("win128 b512 r16 last reads unsynced", x4, s, ys, sink, st,
+                                                      spare, 0, sc.cnt));
+      vs.push_back(strip_timed<32, 256, 32, 32, 4, 1>("win128 b256 r32 last finishes", x4, s, ys, sink, st, sc.slots));
+      vs.push_back(strip_timed<32, 1024, 8, 32, 2, 1>("win128 b1024 r8 read", x4, s, ys, sink, st));
+      vs.push_back(strip_timed<32, 256, 64, 16, 2, 1>("win128 b256 r64 read (256K)", x4, s, ys, sink, st));
+      vs.push_back(strip_timed<32, 256, 128, 8, 2, 1>("win128 b256 r128 read (512K)", x4, s, ys, sink, st));
+    } else {
+      /* the whole 64-column row, 512 rows a block (128 KB), 8 a cluster */
+      push_strip_trio<16, 512, 16, 8>(vs, "strip64 b512 r16", x4, s, ys, sink, st);
+      vs.push_back(strip_timed<16, 1024, 8, 8, 0>("strip64 b1024 r8 cl8", x4, s, ys, sink, st));
+      vs.push_back(strip_timed<16, 256, 32, 8, 0>("strip64 b256 r32 cl8", x4, s, ys, sink, st));
+      vs.push_back(strip_timed<16, 512, 32, 4, 0>("strip64 b512 r32 cl4", x4, s, ys, sink, st));
+      vs.push_back(strip_timed<16, 1024, 16, 4, 0>("strip64 b1024 r16 cl4", x4, s, ys, sink, st));
+      /* stop 31's best prototype: 512 x 16 chunks, 256 dedicated finishing blocks */
+      vs.push_back(narrow_rows_timed<512, 16, 6>("rows16 b512 finishers 256", x4, s, s.n * 16, ys, sc.slots, st, 256));
+    }
+  });
 }
 
 /* ---- column sums in the fastest read's blocks (section `short`) ---------
@@ -3614,50 +3622,31 @@ void push_short_set(std::vector<Timed> &vs, const std::string &tag, const float4
 }
 
 void section_short(Bench &b) {
-  Timer &T = b.T;
   const cudaStream_t st = b.st;
   float *sink = b.sink;
-  const float *x = b.x;
   printf("== column sums in 32-64 KB blocks (1024 x 2, 512 x 4, 1024 x 4), window order, the finishes of section "
          "strip (other bits)\n");
-  const redux_shape shapes[] = {{1, 8192, 8192}, {256, 4096, 64}};
-  const Scratch sc(x, (int64_t)8192 * 8192);
-  float *ys;
-  CK(cudaMalloc(&ys, (size_t)1 << 20));
-  std::vector<float> got((size_t)1 << 18);
-  const int rounds = rounds_or(2);
-  for (int round = 0; round < rounds; ++round) {
-    for (const redux_shape &s : shapes) {
-      const int64_t total = s.outer * s.n * s.inner;
-      const std::vector<double> ref = column_reference(sc.h, s);
-      const float4 *x4 = reinterpret_cast<const float4 *>(x);
-      std::vector<Timed> vs;
-      vs.push_back(product_family_timed(b, "redux cols", true, REDUX_COLS, s, ys));
-      vs.push_back(product_family_timed(b, "redux full (1 out)", false, REDUX_FULL, redux_shape{1, total, 1}, ys));
-      vs.push_back(read_fixed_timed<1024, 2>(x4, total / 4, sink, st));
-      vs.push_back(read_fixed_timed<1024, 8>(x4, total / 4, sink, st));
-      /* polled slots below 16 MB (at most 128 x 8192 of 16 B); plain partials above */
-      unsigned long long *spare = sc.slots + ((size_t)16 << 20) / 8;
-      if (s.inner == 8192) {
-        push_short_set<8, 1024, 2, 32>(vs, "win32 b1024 r2", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {});
-        push_short_set<8, 512, 4, 32>(vs, "win32 b512 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {64, 128});
-        push_short_set<16, 512, 4, 64>(vs, "win64 b512 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {128}, false);
-        push_short_set<16, 1024, 4, 32>(vs, "win64 b1024 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {64, 128});
-        push_short_set<32, 512, 4, 128>(vs, "win128 b512 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {});
-        /* stop 43's best (128 KB blocks) */
-        vs.push_back(strip_timed<32, 512, 16, 32, 3, 1>("win128 b512 r16 finishers 64", x4, s, ys, sink, st,
-                                                        sc.slots, 64));
-      } else {
-        push_short_set<16, 1024, 2, 32>(vs, "slice b1024 r2", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {});
-        push_short_set<16, 512, 4, 32>(vs, "slice b512 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {128, 256});
-        push_short_set<16, 1024, 4, 16>(vs, "slice b1024 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {128, 256});
-        /* stop 43's best: 512 x 16 blocks, a cluster of 8 per slice */
-        vs.push_back(strip_timed<16, 512, 16, 8, 0>("strip64 b512 r16 cl8", x4, s, ys, sink, st));
-      }
-      time_column_variants(T, vs, "short", 32, round, s, ref, ys, got);
+  column_section(b, "short", 32, rounds_or(2), [&](std::vector<Timed> &vs, const redux_shape &s, const float4 *x4,
+                                                   const Scratch &sc, float *ys) {
+    /* polled slots below 16 MB (at most 128 x 8192 of 16 B); plain partials above */
+    unsigned long long *spare = sc.slots + ((size_t)16 << 20) / 8;
+    if (s.inner == 8192) {
+      push_short_set<8, 1024, 2, 32>(vs, "win32 b1024 r2", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {});
+      push_short_set<8, 512, 4, 32>(vs, "win32 b512 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {64, 128});
+      push_short_set<16, 512, 4, 64>(vs, "win64 b512 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {128}, false);
+      push_short_set<16, 1024, 4, 32>(vs, "win64 b1024 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {64, 128});
+      push_short_set<32, 512, 4, 128>(vs, "win128 b512 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {});
+      /* stop 43's best (128 KB blocks) */
+      vs.push_back(strip_timed<32, 512, 16, 32, 3, 1>("win128 b512 r16 finishers 64", x4, s, ys, sink, st,
+                                                      sc.slots, 64));
+    } else {
+      push_short_set<16, 1024, 2, 32>(vs, "slice b1024 r2", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {});
+      push_short_set<16, 512, 4, 32>(vs, "slice b512 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {128, 256});
+      push_short_set<16, 1024, 4, 16>(vs, "slice b1024 r4", x4, s, ys, sink, st, sc.slots, spare, sc.cnt, {128, 256});
+      /* stop 43's best: 512 x 16 blocks, a cluster of 8 per slice */
+      vs.push_back(strip_timed<16, 512, 16, 8, 0>("strip64 b512 r16 cl8", x4, s, ys, sink, st));
     }
-  }
-  cudaFree(ys);
+  });
 }
 
 /* ---- slabs read from staggered steps (section `phase`) -------------------
