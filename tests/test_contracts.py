@@ -175,6 +175,32 @@ def test_bits_independent_of_alignment(device, dtype):
             assert torch.equal(r, ref), f"shape={shape} offset={off}"
 
 
+# The CUDA strips tree (csrc/cuda/sum_cols.cu): fp32 columns in whole strips
+# of 64 over more than one 256-row chunk, finished from polled slots by
+# finishing blocks. Shapes across its edges: one chunk (the tile kernel), a
+# short last chunk, 1-3 strips, slices; fp32 and fp64 output (compensated).
+STRIP_CASES = [((256, 64), [0]), ((257, 64), [0]), ((300, 128), [0]), ((4097, 192), [0]), ((3, 1000, 64), [1]),
+               ((2, 513, 128), [1])]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("out", [None, torch.float64])
+@pytest.mark.parametrize("shape,dim", STRIP_CASES)
+def test_strip_columns_independent_of_grid_and_alignment(device, out, shape, dim):
+    x = random_tensor(shape, torch.float32, device, seed=21)
+    first = torch.ops.redux._sum_grid(x, dim, False, out, 0)
+    assert_matches(first, x, dim, dtype=out)
+    for grid in (1, 3, 1000, 0):  # twice at the plan's grid: each finish empties the slots the next polls
+        got = torch.ops.redux._sum_grid(x, dim, False, out, grid)
+        assert torch.equal(_raw(got), _raw(first)), f"grid={grid}"
+    n = x.numel()
+    for off in (1, 2, 3):  # the same values 4-12 bytes past a 16-byte boundary: scalar loads
+        buf = torch.empty(n + 4, dtype=torch.float32, device=device)
+        buf[off:off + n].copy_(x.reshape(-1))
+        got = torch.ops.redux.sum(buf[off:off + n].view(shape), dim, False, dtype=out)
+        assert torch.equal(_raw(got), _raw(first)), f"offset={off}"
+
+
 # ---------------- CUDA concurrency ----------------
 
 @cuda

@@ -12,6 +12,7 @@ import torch.multiprocessing as mp
 import redux
 import redux.distributed as rd
 
+from conftest import DEVICES
 from distributed_checks import run
 
 DEADLINE_S = 240
@@ -59,13 +60,18 @@ def test_unit_of_says_which_shards_move_only_partials():
     assert rd.unit_of((24, 70001), dim=[1]) == 1     # kept dim 0: any cut
 
 
-def test_unit_partials_finish_is_the_one_device_sum():
+@pytest.mark.parametrize("device", DEVICES)
+def test_unit_partials_finish_is_the_one_device_sum(device):
     """The C API split (unit partials + finish) against the one-device sum,
-    with the whole range in one call and unit by unit."""
-    for shape, dim in [((300007,), None), ((9000, 300), [0]), ((8, 70001), [1]), ((40, 3, 3000), [0, 2])]:
-        x = torch.randn(shape, dtype=torch.float64).add(3).float()
-        view, layout = torch.ops.redux._sum_sharding(x, list(shape), dim, None)
-        want = torch.ops.redux.sum(x, dim)
+    with the whole range in one call and unit by unit. (9000, 128) and
+    (4, 5000, 64) are columns of the CUDA strips tree, the last also with
+    fp64 output."""
+    for shape, dim, out in [((300007,), None, None), ((9000, 300), [0], None), ((8, 70001), [1], None),
+                            ((40, 3, 3000), [0, 2], None), ((9000, 128), [0], None), ((4, 5000, 64), [1], None),
+                            ((4, 5000, 64), [1], torch.float64)]:
+        x = torch.randn(shape, dtype=torch.float64).add(3).float().to(device)
+        view, layout = torch.ops.redux._sum_sharding(x, list(shape), dim, out)
+        want = torch.ops.redux.sum(x, dim, dtype=out)
         units, unit = layout[rd._UNITS], layout[rd._UNIT]
         whole = torch.ops.redux._sum_unit_partials(view, layout, 0, units)
         assert torch.equal(torch.ops.redux._sum_from_partials(whole, layout).reshape(want.shape), want)
@@ -102,6 +108,8 @@ CUDA_CASES = [
     ((65536, 4096), [0], False, torch.float32, None),
     ((65536, 4096), [1], False, torch.float32, None),
     ((4, 2097152), [1], False, torch.float32, None),
+    ((9000, 128), [0], False, torch.float32, None),         # columns of the strips tree
+    ((4, 3000, 64), [1], False, torch.float32, torch.float64),
 ]
 
 

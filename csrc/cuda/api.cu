@@ -7,15 +7,20 @@ using namespace redux;
 
 static bool shape_ok(redux_shape s) { return s.outer > 0 && s.n > 0 && s.inner > 0; }
 
-extern "C" size_t redux_cuda_sum_workspace_bytes(redux_family family, redux_shape shape,
-                                                 redux_dtype in, redux_dtype out) {
+extern "C" size_t redux_cuda_sum_workspace_bytes_beside(redux_family family, redux_shape shape, redux_dtype in,
+                                                        redux_dtype out, size_t counters_len) {
   if (!shape_ok(shape)) return 0;
   switch (family) {
-    case REDUX_FULL: return chunks_workspace_bytes(shape, in, out, REDUX_FULL);
-    case REDUX_ROWS: return rows_workspace_bytes(shape, in, out);
-    case REDUX_COLS: return cols_workspace_bytes(shape, in, out);
+    case REDUX_FULL: return chunks_workspace_bytes(shape, in, out, REDUX_FULL, counters_len);
+    case REDUX_ROWS: return rows_workspace_bytes(shape, in, out, counters_len);
+    case REDUX_COLS: return cols_workspace_bytes(shape, in, out, counters_len);
   }
   return 0;
+}
+
+extern "C" size_t redux_cuda_sum_workspace_bytes(redux_family family, redux_shape shape,
+                                                 redux_dtype in, redux_dtype out) {
+  return redux_cuda_sum_workspace_bytes_beside(family, shape, in, out, 0);
 }
 
 extern "C" size_t redux_cuda_sum_counters(redux_family family, redux_shape shape, redux_dtype in,

@@ -17,21 +17,22 @@ namespace redux {
 redux_status launch_chunks(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
                            size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
                            cudaStream_t stream, redux_family family);
-size_t chunks_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, redux_family family);
+size_t chunks_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, redux_family family,
+                              size_t counters_len);
 size_t chunks_counters(redux_shape s, redux_dtype in, redux_family family);
 
 /* sum_rows.cu: lane groups per row for short rows, else launch_chunks. */
 redux_status launch_rows(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
                          size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
                          cudaStream_t stream);
-size_t rows_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out);
+size_t rows_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, size_t counters_len);
 size_t rows_counters(redux_shape s, redux_dtype in);
 
 /* sum_cols.cu: [outer, n, inner] -> [outer, inner]. */
 redux_status launch_cols(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
                          size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
                          cudaStream_t stream);
-size_t cols_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out);
+size_t cols_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, size_t counters_len);
 size_t cols_counters(redux_shape s, redux_dtype in);
 
 /* Sharded sums (redux.h): a family's unit along n (n itself when the

@@ -373,8 +373,9 @@ redux_status launch_chunks(const void *x, void *y, void *ws, size_t ws_bytes, un
                                         plan_chunks(s, in, family)});
 }
 
-size_t chunks_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, redux_family family) {
-  return workspace_bytes(plan_chunks(s, in, family).f, acc_bytes(in, out));
+size_t chunks_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, redux_family family,
+                              size_t counters_len) {
+  return workspace_bytes_beside(plan_chunks(s, in, family).f, acc_bytes(in, out), counters_len);
 }
 
 size_t chunks_counters(redux_shape s, redux_dtype in, redux_family family) {

@@ -89,8 +89,8 @@ redux_status launch_rows(const void *x, void *y, void *ws, size_t ws_bytes, unsi
   return dispatch_pair(in, out, launch_rows_fn{x, y, s, rows_width(s.n, in), grid, stream});
 }
 
-size_t rows_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out) {
-  return rows_use_chunks(s, in) ? chunks_workspace_bytes(s, in, out, REDUX_ROWS) : 0;
+size_t rows_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, size_t counters_len) {
+  return rows_use_chunks(s, in) ? chunks_workspace_bytes(s, in, out, REDUX_ROWS, counters_len) : 0;
 }
 
 size_t rows_counters(redux_shape s, redux_dtype in) {

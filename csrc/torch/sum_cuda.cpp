@@ -23,10 +23,13 @@ at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
   auto [result, kernel_out] = allocate_outputs(plan);
   if (plan.trivial) return result;
 
-  const size_t ws_bytes = redux_cuda_sum_workspace_bytes(plan.family, plan.shape, plan.in_t, plan.out_t);
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(self.device().index()).stream();
   StreamBuffers buffers;
-  if (ws_bytes > 0) buffers = stream_buffers(self.device().index(), stream);
+  if (redux_cuda_sum_workspace_bytes(plan.family, plan.shape, plan.in_t, plan.out_t) > 0)
+    buffers = stream_buffers(self.device().index(), stream);
+  // Beside this stream's counters (none in a graph capture): no counter room.
+  const size_t ws_bytes = redux_cuda_sum_workspace_bytes_beside(plan.family, plan.shape, plan.in_t, plan.out_t,
+                                                                buffers.counters ? buffers.counters_len : 0);
   at::Tensor held;
   void *ws = call_workspace(buffers, ws_bytes, self.device(), &held);
   check_status(kOp, redux_cuda_sum(plan.family, plan.input.const_data_ptr(), kernel_out.mutable_data_ptr(), ws,

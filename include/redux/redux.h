@@ -215,6 +215,10 @@ redux_status redux_cpu_sum_from_partials(redux_family family, redux_shape shape,
  * counters below); a CUDA graph capture needs its own. */
 size_t redux_cuda_sum_workspace_bytes(redux_family family, redux_shape shape,
                                       redux_dtype in, redux_dtype out);
+/* The same for a caller that passes `counters_len` zeroed stream counters
+ * (below): no room for counter words when they are enough. */
+size_t redux_cuda_sum_workspace_bytes_beside(redux_family family, redux_shape shape, redux_dtype in,
+                                             redux_dtype out, size_t counters_len);
 
 /* Counter words (uint32) a call's finish uses: ticket counters that count
  * its last blocks, or the slots of a polled finish; 0 when it needs none.
@@ -227,9 +231,12 @@ size_t redux_cuda_sum_workspace_bytes(redux_family family, redux_shape shape,
  * per stream. */
 size_t redux_cuda_sum_counters(redux_family family, redux_shape shape,
                                redux_dtype in, redux_dtype out);
-/* Enough for the largest polled full sum: 256 MiB in 32 KB chunks, a
- * 4-word slot each (csrc/cuda/full_plan.cuh checks it). */
-#define REDUX_CUDA_STREAM_COUNTERS ((size_t)32768)
+/* Enough for the largest polled sums: a full sum of 256 MiB in 32 KB chunks
+ * (a 4-word slot each: 32768 words; csrc/cuda/full_plan.cuh checks it), and
+ * the column sums that the strips tree finishes from slots (a slot for each
+ * 256 rows of each column: 1 Mi words, 4 MiB, cover a (8192, 8192) fp32
+ * input; csrc/cuda/sum_cols.cu takes the strips tree only where they fit). */
+#define REDUX_CUDA_STREAM_COUNTERS ((size_t)1 << 20)
 
 /* Sums x into y on `stream` (a cudaStream_t). `counters`: NULL, or zeroed
  * counters private to this stream (see redux_cuda_sum_counters) at least
