@@ -23,9 +23,10 @@ torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out) {
   if (x.numel() == 0) return out.zero_().view(c10::IntArrayRef{});
   if (!x.is_contiguous()) x = x.contiguous();
   const redux_shape shape{1, x.numel(), 1};
-  const size_t ws_bytes = redux::chunks_workspace_bytes(shape, REDUX_F32, REDUX_F32, REDUX_FULL);
   cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
   const redux_shim::StreamBuffers buffers = redux_shim::stream_buffers(x.get_device(), stream);
+  const size_t ws_bytes = redux::chunks_workspace_bytes(shape, REDUX_F32, REDUX_F32, REDUX_FULL,
+                                                        buffers.counters ? buffers.counters_len : 0);
   torch::Tensor held;
   void *ws = redux_shim::call_workspace(buffers, ws_bytes, x.device(), &held);
   const redux_status st = redux::launch_chunks(x.data_ptr(), out.data_ptr(), ws, ws_bytes, buffers.counters,

@@ -27,9 +27,10 @@ output_t custom_kernel(input_t data) {
   if (x.is_cuda() && x.numel() > 0) {
     const c10::cuda::CUDAGuard guard(x.device());
     const redux_shape shape{1, x.numel(), 1};
-    const size_t ws_bytes = redux_cuda_sum_workspace_bytes(REDUX_FULL, shape, REDUX_F32, REDUX_F32);
     cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
     const redux_shim::StreamBuffers buffers = redux_shim::stream_buffers(x.get_device(), stream);
+    const size_t ws_bytes = redux_cuda_sum_workspace_bytes_beside(REDUX_FULL, shape, REDUX_F32, REDUX_F32,
+                                                                  buffers.counters ? buffers.counters_len : 0);
     at::Tensor held;
     void *ws = redux_shim::call_workspace(buffers, ws_bytes, x.device(), &held);
     redux_shim::check_status("custom_kernel",
