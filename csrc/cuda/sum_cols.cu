@@ -34,7 +34,10 @@
  *   plan_cols        the shape-only cut: TX from inner, the rows per chunk L
  *                    and so the chunk count C from (outer, n, inner), G
  *                    from TX and C.
- * A column's order of additions depends on (TY, C, G) only, never on VEC,
+ *   sum_strips_kernel  the strips tree, which fp32 input of whole 64-column
+ *                    strips takes instead (cols_use_strips; described
+ *                    where it is defined below).
+ * In the tile kernel a column's order of additions depends on (TY, C, G) only, never on VEC,
  * the tile a column falls in, alignment, the cache hint, the finish or the
  * grid: the cluster finish adds the same runs in the same order.
  */
