@@ -215,8 +215,9 @@ redux_status redux_cpu_sum_from_partials(redux_family family, redux_shape shape,
  * counters below); a CUDA graph capture needs its own. */
 size_t redux_cuda_sum_workspace_bytes(redux_family family, redux_shape shape,
                                       redux_dtype in, redux_dtype out);
-/* The same for a caller that passes `counters_len` zeroed stream counters
- * (below): no room for counter words when they are enough. */
+/* The same for a caller that passes `counters_len` zeroed, 16-byte aligned
+ * stream counters (below): no room for counter words when they are enough.
+ * (With counters that are not aligned, the call needs the full workspace.) */
 size_t redux_cuda_sum_workspace_bytes_beside(redux_family family, redux_shape shape, redux_dtype in,
                                              redux_dtype out, size_t counters_len);
 
