@@ -33,6 +33,15 @@ inline int64_t cached_device_answer(const void *kernel, size_t key, int64_t fall
   return value;
 }
 
+/* SMs of the current device (1 without one). */
+inline int64_t device_sms() {
+  return cached_device_answer(nullptr, 0, 1, [](int dev) -> int64_t {
+    int sms = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    return sms > 0 ? sms : 1;
+  });
+}
+
 /* Blocks of `block` threads that fit on the current device at once for
  * `kernel`: SM count x occupancy. */
 inline int64_t device_fit(const void *kernel, size_t smem, int block = kBlock) {

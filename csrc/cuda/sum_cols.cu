@@ -516,15 +516,6 @@ static family_plan strips_family_plan(redux_shape s) {
   return p;
 }
 
-/* SMs of the current device (1 without one). */
-inline int64_t device_sms() {
-  return cached_device_answer(nullptr, 0, 1, [](int dev) -> int64_t {
-    int sms = 0;
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    return sms > 0 ? sms : 1;
-  });
-}
-
 /* The strips tree's launch: a block an item (or the forced grid's blocks
  * over the items), then a finishing block an SM, at most one a segment
  * (schedule only: the finish's order is fixed). */
@@ -644,7 +635,7 @@ struct launch_cols_fn {
 redux_status launch_cols(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
                          size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
                          cudaStream_t stream) {
-  if (cols_use_strips(s, in) && redux_dtype_pair_supported(in, out)) {
+  if (cols_use_strips(s, in)) {
     const float *xf = static_cast<const float *>(x);
     return out == REDUX_F32
                ? launch_strips(xf, static_cast<float *>(y), ws, ws_bytes, counters, counters_len, s, grid, stream)
@@ -654,15 +645,16 @@ redux_status launch_cols(const void *x, void *y, void *ws, size_t ws_bytes, unsi
                                                plan_cols(s, in)});
 }
 
-size_t cols_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, size_t counters_len) {
-  if (cols_use_strips(s, in)) return workspace_bytes_beside(strips_family_plan(s), acc_bytes(in, out), counters_len);
-  return workspace_bytes_beside(cols_family_plan(s, plan_cols(s, in)), acc_bytes(in, out), counters_len);
+/* The workspace plan of whichever tree the shape takes. */
+static family_plan cols_workspace_plan(redux_shape s, redux_dtype in) {
+  return cols_use_strips(s, in) ? strips_family_plan(s) : cols_family_plan(s, plan_cols(s, in));
 }
 
-size_t cols_counters(redux_shape s, redux_dtype in) {
-  if (cols_use_strips(s, in)) return (size_t)strips_family_plan(s).segments;
-  return (size_t)cols_family_plan(s, plan_cols(s, in)).segments;
+size_t cols_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, size_t counters_len) {
+  return workspace_bytes_beside(cols_workspace_plan(s, in), acc_bytes(in, out), counters_len);
 }
+
+size_t cols_counters(redux_shape s, redux_dtype in) { return (size_t)cols_workspace_plan(s, in).segments; }
 
 /* ---- Sharded sums (redux.h, redux_cuda_sum_unit_partials) ----
  * A unit is one chunk of L rows. cols_partials_kernel adds chunks [c0, c1)

@@ -25,11 +25,14 @@ at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
 
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(self.device().index()).stream();
   StreamBuffers buffers;
-  if (redux_cuda_sum_workspace_bytes(plan.family, plan.shape, plan.in_t, plan.out_t) > 0)
+  size_t ws_bytes = redux_cuda_sum_workspace_bytes(plan.family, plan.shape, plan.in_t, plan.out_t);
+  if (ws_bytes > 0) {
     buffers = stream_buffers(self.device().index(), stream);
-  // Beside this stream's counters (none in a graph capture): no counter room.
-  const size_t ws_bytes = redux_cuda_sum_workspace_bytes_beside(plan.family, plan.shape, plan.in_t, plan.out_t,
-                                                                buffers.counters ? buffers.counters_len : 0);
+    // Beside this stream's counters (none in a graph capture): no counter room.
+    if (buffers.counters)
+      ws_bytes = redux_cuda_sum_workspace_bytes_beside(plan.family, plan.shape, plan.in_t, plan.out_t,
+                                                       buffers.counters_len);
+  }
   at::Tensor held;
   void *ws = call_workspace(buffers, ws_bytes, self.device(), &held);
   check_status(kOp, redux_cuda_sum(plan.family, plan.input.const_data_ptr(), kernel_out.mutable_data_ptr(), ws,
