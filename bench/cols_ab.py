@@ -4,7 +4,8 @@ vs torch.sum in fp32, fp16 and fp64, for the redux built in this checkout,
 and the same op called through torch's own packet route
 (OpOverloadPacket.__call__: the host path it took before stop 42). To A/B
 two versions of the columns family, build and run it in each.
-Run on the GPU: python bench/cols_ab.py"""
+Run on the GPU: python bench/cols_ab.py [DTYPE ...] (default float32 float16
+float64)"""
 import os
 import statistics
 import sys
@@ -21,7 +22,8 @@ SHAPES = [((8192, 8192), [0]), ((2048, 65536), [0]), ((256, 4096, 64), [1])]
 def main():
     timer = core.Timer("cuda")
     route = torch._ops.OpOverloadPacket.__call__
-    for dtype in (torch.float32, torch.float16, torch.float64):
+    names = sys.argv[1:] or ["float32", "float16", "float64"]
+    for dtype in (getattr(torch, name) for name in names):
         for shape, dim in SHAPES:
             x = torch.randn(shape, device="cuda", dtype=dtype) + 3
             ops = {"torch": lambda t: torch.sum(t, dim), "redux": lambda t: torch.ops.redux.sum(t, dim),

@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,split,stream,tiles,wide,depth,defer,lanes,narrow,convert,policy,phase,strip,short,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,stream,tiles,wide,depth,defer,lanes,narrow,convert,policy,phase,strip,short,gap,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -93,6 +93,11 @@
  *            threads x 2 or 4 rows, 512 x 4; pure reads, the block's fold
  *            alone, polled slots with finishing blocks, a ticket (stop 44;
  *            other bits).
+ *   gap      the product's strips kernel against its prototype (short's
+ *            1024 x 4 with finishing blocks) on the same two shapes: 128 or
+ *            132 finishers, the prototype's slots in the bench's buffer or
+ *            in the product's stream counters; percentiles of each
+ *            (GAP_REPS samples, default 200), to show a bimodal one.
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -1142,6 +1147,13 @@ struct Timer {
   }
   /* median and mean (us) of `reps` samples, each after a 256 MiB write */
   std::pair<double, double> time(const std::function<void()> &f, int reps = 60) {
+    const std::vector<double> v = samples(f, reps);
+    double mean = 0;
+    for (double t : v) mean += t;
+    return {v[v.size() / 2], mean / v.size()};
+  }
+  /* `reps` samples (us), sorted, each after a 256 MiB write */
+  std::vector<double> samples(const std::function<void()> &f, int reps) {
     for (int i = 0; i < 3; ++i) f();
     CK(cudaStreamSynchronize(st));
     std::vector<double> v;
@@ -1158,9 +1170,7 @@ struct Timer {
     }
     CK(cudaGetLastError());
     std::sort(v.begin(), v.end());
-    double mean = 0;
-    for (double t : v) mean += t;
-    return {v[v.size() / 2], mean / v.size()};
+    return v;
   }
 };
 
@@ -3649,6 +3659,66 @@ void section_short(Bench &b) {
   });
 }
 
+/* ---- the strips tree against its prototype (section `gap`) ---------------
+ * Stop 44: the product's strips kernel took 73.70 us at (256, 4096, 64)
+ * against its prototype's 71.81 in one call (0.4 us apart at (8192,
+ * 8192)), and 72.3 or 73.6 at the torch level from call to call. At that
+ * shape the two differ in the finishing blocks (the product's one an SM,
+ * 132, for 256 segments; the prototype's 128) and the slots' place (the
+ * product's stream counters; the bench's buffer). Each variant here is
+ * timed GAP_REPS times a round (each sample after the L2-evicting fill) and
+ * printed with its percentiles: a bimodal variant shows a p25-p75 split. */
+void section_gap(Bench &b) {
+  const cudaStream_t st = b.st;
+  const int reps = getenv("GAP_REPS") ? atoi(getenv("GAP_REPS")) : 200;
+  const bool only_target = getenv("GAP_TARGET_ONLY") != nullptr; /* (256, 4096, 64) alone, for ncu */
+  printf("== the strips tree against its prototype: finishers and the slots' place, percentiles of %d samples\n", reps);
+  const Scratch sc(b.x, (int64_t)8192 * 8192);
+  float *ys;
+  CK(cudaMalloc(&ys, (size_t)1 << 20));
+  std::vector<float> got((size_t)1 << 18);
+  /* the product's slots sit at the stream counters' start; the prototype's
+   * use the bench's buffer or the same counters (both leave them empty) */
+  unsigned long long *counters = reinterpret_cast<unsigned long long *>(b.persist);
+  for (int round = 0; round < rounds_or(2); ++round) {
+    for (const redux_shape s : {redux_shape{1, 8192, 8192}, redux_shape{256, 4096, 64}}) {
+      if (only_target && s.inner != 64) continue;
+      const std::vector<double> ref = column_reference(sc.h, s);
+      const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
+      std::vector<Timed> vs;
+      vs.push_back(product_family_timed(b, "redux cols", true, REDUX_COLS, s, ys));
+      vs.push_back(read_fixed_timed<1024, 2>(x4, s.outer * s.n * s.inner / 4, b.sink, st));
+      for (const int64_t f : {(int64_t)128, (int64_t)132, (int64_t)256}) {
+        const std::string tag = "proto finishers " + std::to_string(f);
+        if (s.inner == 8192) {
+          vs.push_back(strip_timed<16, 1024, 4, 32, 3, 1>(tag.c_str(), x4, s, ys, b.sink, st, sc.slots, f));
+          if (f == 128) vs.push_back(strip_timed<16, 1024, 4, 32, 3, 1>((tag + " counters").c_str(), x4, s, ys, b.sink, st, counters, f));
+        } else {
+          vs.push_back(strip_timed<16, 1024, 4, 16, 3, 1>(tag.c_str(), x4, s, ys, b.sink, st, sc.slots, f));
+          if (f == 128) vs.push_back(strip_timed<16, 1024, 4, 16, 3, 1>((tag + " counters").c_str(), x4, s, ys, b.sink, st, counters, f));
+        }
+      }
+      const int64_t total = s.outer * s.n * s.inner, outs = s.outer * s.inner;
+      for (const auto &v : vs) {
+        const std::vector<double> t = b.T.samples(v.f, reps);
+        const auto pct = [&](int q) { return t[(t.size() - 1) * q / 100]; };
+        int64_t off_ref = 0;
+        if (v.sum) {
+          CK(cudaMemcpy(got.data(), ys, outs * 4, cudaMemcpyDeviceToHost));
+          for (int64_t k = 0; k < outs; ++k) off_ref += got[(size_t)k] != (float)ref[(size_t)k];
+          CK(cudaMemset(ys, 0xff, outs * 4));
+        }
+        printf("gap r%d (%lld,%lld,%lld) %-34s p10 %7.2f p25 %7.2f p50 %7.2f p75 %7.2f p90 %7.2f us  %7.1f GB/s",
+               round, (long long)s.outer, (long long)s.n, (long long)s.inner, v.name.c_str(), pct(10), pct(25),
+               pct(50), pct(75), pct(90), total * 4 / pct(50) / 1e3);
+        if (v.sum) printf("  %lld of %lld != ref", (long long)off_ref, (long long)outs);
+        printf("\n");
+      }
+    }
+  }
+  cudaFree(ys);
+}
+
 /* ---- slabs read from staggered steps (section `phase`) -------------------
  * The column family reads (256, 4096, 64) fp32 as 512 slabs of 512 KB, a
  * block each, every block starting at its slab's first byte; the full sum's
@@ -4157,7 +4227,7 @@ int main() {
       {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
       {"wide", section_wide}, {"depth", section_depth}, {"defer", section_defer}, {"lanes", section_lanes},
       {"narrow", section_narrow}, {"convert", section_convert}, {"policy", section_policy},
-      {"phase", section_phase}, {"strip", section_strip}, {"short", section_short},
+      {"phase", section_phase}, {"strip", section_strip}, {"short", section_short}, {"gap", section_gap},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);

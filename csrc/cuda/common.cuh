@@ -24,6 +24,25 @@ constexpr int kBlock = 256;
 
 __host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* Division by a divisor d >= 1 fixed at launch, of dividends below 2^31,
+ * as a multiply-high and a shift (m = ceil(2^(31 + l) / d), l = ceil(log2
+ * d)): index math without the integer division's ~20 dependent
+ * instructions ahead of a short-lived block's first load. */
+struct fast_div {
+  uint32_t d, mul, shift;
+  __host__ static fast_div of(uint32_t divisor) {
+    fast_div f{divisor, 0, 0};
+    if (divisor > 1) {
+      uint32_t l = 0;
+      while ((1ull << l) < divisor) ++l;
+      f.mul = (uint32_t)(((1ull << (31 + l)) + divisor - 1) / divisor);
+      f.shift = l - 1;
+    }
+    return f;
+  }
+  __device__ __forceinline__ uint32_t div(uint32_t n) const { return d == 1 ? n : __umulhi(n, mul) >> shift; }
+};
+
 /* The smallest power of two >= v (v >= 1): the family plans round chunk
  * sizes up to one. */
 inline int64_t pow2_at_least(int64_t v) {

@@ -308,6 +308,9 @@ constexpr int kStripGroups = kStripBlock / kStripCols; /* threads a column in th
 /* Slots a finishing thread polls at once: the target shapes' runs are 1-2
  * chunks; 4 spilled 20 bytes under the 32-register cap (2: 8, as none). */
 constexpr int kStripFinishBatch = 2;
+/* Runs a finishing thread loads at once from shared memory (16 spilled under
+ * the 32-register cap). */
+constexpr int kStripRunBatch = 4;
 
 /* Shape and input dtype only, so the sharded units (which know no output
  * dtype) agree with the sum. */
@@ -380,26 +383,37 @@ __device__ __forceinline__ typename P::acc_t strip_block_fold(typename P::acc_t 
  * kStripFinishBatch loads in flight (a warp reads 32 adjacent columns of one
  * chunk), then thread (0, col) adds the runs in order. POLLED: from the
  * slots (waiting for each, emptying it), else plain partials. */
+/* The finish's runs of a segment's C chunks: gc = ceil(C / 16) chunks a
+ * run, `groups` runs (the last one shorter). Fixed by C alone, so computed
+ * once a launch (a kernel parameter: no registers held across segments). */
+struct strip_runs {
+  uint32_t chunks, gc, groups;
+};
+__host__ __device__ inline strip_runs strip_runs_of(int64_t chunks) {
+  const int64_t gc = ceil_div(chunks, (int64_t)kStripGroups);
+  return {(uint32_t)chunks, (uint32_t)gc, (uint32_t)ceil_div(chunks, gc)};
+}
+
 template <typename P, bool POLLED, typename Out>
 __device__ __forceinline__ void strip_finish(typename P::acc_t (*runs)[kStripCols], const void *parts, Out *y,
-                                             int64_t inner, int64_t chunks, int64_t o, int64_t j) {
+                                             int64_t inner, strip_runs sr, int64_t o, int64_t j) {
   using acc_t = typename P::acc_t;
   const int col = threadIdx.x % kStripCols, g = threadIdx.x / kStripCols;
-  const int64_t gc = ceil_div(chunks, (int64_t)kStripGroups), groups = ceil_div(chunks, gc);
-  const int64_t base = o * chunks * inner + j * kStripCols + col;
+  const int64_t gc = sr.gc, chunks = sr.chunks;
+  const int64_t base = (o * chunks + g * gc) * inner + j * kStripCols + col; /* chunk g * gc, this column */
   const int64_t c_end = (g + 1) * gc < chunks ? (g + 1) * gc : chunks;
   acc_t r = P::zero();
-  for (int64_t c0 = g * gc; c0 < c_end; c0 += kStripFinishBatch) {
+  for (int64_t c0 = g * gc, at = base; c0 < c_end; c0 += kStripFinishBatch, at += kStripFinishBatch * inner) {
     if (POLLED) {
-      unsigned long long *slots = static_cast<unsigned long long *>(const_cast<void *>(parts));
+      unsigned long long *slots = static_cast<unsigned long long *>(const_cast<void *>(parts)) + kSlotU64 * at;
       slot_words w[kStripFinishBatch];
 #pragma unroll
       for (int b = 0; b < kStripFinishBatch; ++b)
-        if (c0 + b < c_end) w[b] = load_slot<acc_t>(slots + kSlotU64 * (base + (c0 + b) * inner));
+        if (c0 + b < c_end) w[b] = load_slot<acc_t>(slots + kSlotU64 * b * inner);
 #pragma unroll
       for (int b = 0; b < kStripFinishBatch; ++b) {
         if (c0 + b >= c_end) continue;
-        unsigned long long *slot = slots + kSlotU64 * (base + (c0 + b) * inner);
+        unsigned long long *slot = slots + kSlotU64 * b * inner;
         while (!slot_full(w[b])) w[b] = load_slot<acc_t>(slot);
         store_slot(slot, 0ull, 0ull);
         acc_t v;
@@ -411,7 +425,7 @@ __device__ __forceinline__ void strip_finish(typename P::acc_t (*runs)[kStripCol
       acc_t v[kStripFinishBatch];
 #pragma unroll
       for (int b = 0; b < kStripFinishBatch; ++b)
-        if (c0 + b < c_end) v[b] = load_partial(&partials[base + (c0 + b) * inner]);
+        if (c0 + b < c_end) v[b] = load_partial(&partials[at + b * inner]);
 #pragma unroll
       for (int b = 0; b < kStripFinishBatch; ++b)
         if (c0 + b < c_end) r = P::combine(r, v[b]);
@@ -420,8 +434,17 @@ __device__ __forceinline__ void strip_finish(typename P::acc_t (*runs)[kStripCol
   runs[g][col] = r;
   __syncthreads();
   if (g == 0) {
+    /* the loads unconditional, kStripRunBatch in flight: not one round trip a run */
     acc_t t = runs[0][col];
-    for (int64_t q = 1; q < groups; ++q) t = P::combine(t, runs[q][col]);
+#pragma unroll
+    for (int q0 = 0; q0 < kStripGroups; q0 += kStripRunBatch) {
+      acc_t v[kStripRunBatch];
+#pragma unroll
+      for (int i = 0; i < kStripRunBatch; ++i) v[i] = runs[q0 + i][col];
+#pragma unroll
+      for (int i = 0; i < kStripRunBatch; ++i)
+        if (q0 + i > 0 && q0 + i < sr.groups) t = P::combine(t, v[i]);
+    }
     y[o * inner + j * kStripCols + col] = P::finish(t);
   }
   __syncthreads(); /* runs is rewritten by the next segment */
@@ -434,30 +457,50 @@ constexpr int strips_min_blocks() {
   return sizeof(typename sum_policy<float, Out>::acc_t) > 8 ? 1 : 2;
 }
 
+/* Where a launch's items lie, fixed at launch so that a block's first
+ * load waits on few instructions (a block lives ~9000 cycles; stop 45
+ * measured 0.3 us at (256, 4096, 64) for two integer divisions): the
+ * divisors of an item's index (the strips of a row, the chunks [c0, c1) of
+ * a slice) and the floats from one slice's rows of those chunks to the
+ * next's. Items, strips and chunks fit 31 bits: the slots of all items fit
+ * the stream counters (cols_use_strips), or one shard's chunks do (a grid of
+ * at most 2^31 - 1 blocks). */
+struct strip_layout {
+  fast_div strips, chunks;
+  int64_t slice_floats;
+  strip_runs runs; /* of chunks [c0, c1): the polled finish's */
+};
+static strip_layout strip_layout_of(redux_shape s, int64_t c0, int64_t c1) {
+  const int64_t rows = (c1 * kStripChunkRows < s.n ? c1 * kStripChunkRows : s.n) - c0 * kStripChunkRows;
+  return {fast_div::of((uint32_t)(s.inner / kStripCols)), fast_div::of((uint32_t)(c1 - c0)), rows * s.inner,
+          strip_runs_of(c1 - c0)};
+}
+
 /* Work item `item` of chunks [c0, c1) (see sum_strips_kernel): its lane
- * sums, the block fold and the 64 partials stored. Items, strips and chunks
- * fit 32 bits: the slots of all items fit the stream counters
- * (cols_use_strips), or one shard's chunks do. */
+ * sums, the block fold and the 64 partials stored. */
 template <typename P, bool ALIGNED, bool POLLED>
 __device__ __forceinline__ void strip_item(const float *__restrict__ x, int64_t n, int64_t inner, int64_t c0,
-                                           int64_t c1, unsigned item, typename P::acc_t (*sd)[kStripCols + 1],
+                                           strip_layout L, unsigned item, typename P::acc_t (*sd)[kStripCols + 1],
                                            void *parts) {
   using acc_t = typename P::acc_t;
   const int tx = threadIdx.x % kStripLanes, ty = threadIdx.x / kStripLanes;
-  const unsigned strips = (unsigned)(inner / kStripCols), k = (unsigned)(c1 - c0);
-  const unsigned j = item % strips, q = item / strips, o = q / k;
-  const int64_t c = c0 + q % k;
-  const int64_t row_base = c0 * kStripChunkRows;
-  const int64_t local_n = (c1 * kStripChunkRows < n ? c1 * kStripChunkRows : n) - row_base;
-  const int64_t row0 = c * kStripChunkRows + ty; /* this thread's first row */
-  const int64_t left = (c + 1) * kStripChunkRows < n ? kStripChunkRows - ty : n - row0;
-  const int rows = left <= 0 ? 0 : (int)ceil_div(left, (int64_t)kStripRowLanes);
+  const unsigned k = L.chunks.d, q = L.strips.div(item), j = item - q * L.strips.d, o = L.chunks.div(q);
+  const unsigned cq = q - o * k; /* the chunk, of [c0, c1) */
+  const int64_t c = c0 + cq;
+  const float *p = x + o * L.slice_floats + ((int64_t)cq * kStripChunkRows + ty) * inner + j * kStripCols + tx * 4;
+  const int64_t step = kStripRowLanes * inner;
   acc_t a[4];
-  strip_lane_sums<P, ALIGNED>(x + ((int64_t)o * local_n + row0 - row_base) * inner + j * kStripCols + tx * 4,
-                              kStripRowLanes * inner, rows, a);
+  if ((c + 1) * kStripChunkRows <= n) { /* a whole chunk: four rows a thread */
+    strip_lane_rows<P, ALIGNED, kStripRowsPerThread>(p, step, kStripRowsPerThread, a);
+  } else {
+    const int64_t left = n - (c * kStripChunkRows + ty); /* rows from this thread's first */
+    strip_lane_sums<P, ALIGNED>(p, step, left <= 0 ? 0 : (int)ceil_div(left, (int64_t)kStripRowLanes), a);
+  }
   const acc_t w = strip_block_fold<P>(a, sd);
   if (threadIdx.x % kStripGroups == 0) {
-    const int64_t at = ((int64_t)o * k + c - c0) * inner + j * kStripCols + threadIdx.x / kStripGroups;
+    /* ((o * k + cq) * inner + j * 64 + column): the item's 64 partials lie
+     * in item order (inner = 64 strips), so nothing else stays live */
+    const int64_t at = (int64_t)item * kStripCols + threadIdx.x / kStripGroups;
     if (POLLED) publish_slot(static_cast<unsigned long long *>(parts), at, w);
     else static_cast<acc_t *>(parts)[at] = w;
   }
@@ -474,26 +517,27 @@ __device__ __forceinline__ void strip_item(const float *__restrict__ x, int64_t 
 template <typename Out, bool ALIGNED, bool POLLED, bool STRIDED>
 __global__ void __launch_bounds__(kStripBlock, strips_min_blocks<Out>())
 sum_strips_kernel(const float *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t inner, int64_t outer,
-                  int64_t c0, int64_t c1, int64_t finishers, void *parts) {
+                  int64_t c0, strip_layout L, int64_t finishers, void *parts) {
   using P = sum_policy<float, Out>;
   using acc_t = typename P::acc_t;
   __shared__ acc_t sd[kStripWarps][kStripCols + 1];
-  const int64_t strips = inner / kStripCols, k = c1 - c0;
-  const int64_t streaming = (int64_t)gridDim.x - finishers;
-  if (POLLED && (int64_t)blockIdx.x >= streaming) {
+  const unsigned streaming = gridDim.x - (unsigned)finishers;
+  if (POLLED && blockIdx.x >= streaming) {
     acc_t(*runs)[kStripCols] = reinterpret_cast<acc_t(*)[kStripCols]>(&sd[0][0]);
-    for (int64_t seg = blockIdx.x - streaming; seg < outer * strips; seg += finishers)
-      strip_finish<P, true>(runs, parts, y, inner, k, seg / strips, seg % strips);
+    for (unsigned seg = blockIdx.x - streaming; seg < outer * L.strips.d; seg += (unsigned)finishers) {
+      const unsigned o = L.strips.div(seg);
+      strip_finish<P, true>(runs, parts, y, inner, L.runs, o, seg - o * L.strips.d);
+    }
     return;
   }
-  const unsigned items = (unsigned)(outer * k * strips);
-  if (!STRIDED) {
-    if (blockIdx.x < items) strip_item<P, ALIGNED, POLLED>(x, n, inner, c0, c1, blockIdx.x, sd, parts);
-    return;
-  }
-  for (unsigned item = blockIdx.x; item < items; item += (unsigned)streaming) {
-    strip_item<P, ALIGNED, POLLED>(x, n, inner, c0, c1, item, sd, parts);
-    __syncthreads(); /* sd is rewritten by the next item */
+  if (!STRIDED) { /* the grid is the items, then the finishers */
+    strip_item<P, ALIGNED, POLLED>(x, n, inner, c0, L, blockIdx.x, sd, parts);
+  } else {
+    const unsigned items = (unsigned)outer * L.chunks.d * L.strips.d;
+    for (unsigned item = blockIdx.x; item < items; item += streaming) {
+      strip_item<P, ALIGNED, POLLED>(x, n, inner, c0, L, item, sd, parts);
+      __syncthreads(); /* sd is rewritten by the next item */
+    }
   }
 }
 
@@ -505,8 +549,9 @@ strips_finish_kernel(const typename sum_policy<float, Out>::acc_t *partials, Out
   using P = sum_policy<float, Out>;
   __shared__ typename P::acc_t runs[kStripGroups][kStripCols];
   const int64_t strips = inner / kStripCols;
+  const strip_runs sr = strip_runs_of(chunks);
   for (int64_t seg = blockIdx.x; seg < outer * strips; seg += gridDim.x)
-    strip_finish<P, false>(runs, partials, y, inner, chunks, seg / strips, seg % strips);
+    strip_finish<P, false>(runs, partials, y, inner, sr, seg / strips, seg % strips);
 }
 
 static family_plan strips_family_plan(redux_shape s) {
@@ -530,12 +575,15 @@ redux_status launch_strips(const float *x, Out *y, void *ws, size_t ws_bytes, un
   if (st != REDUX_OK) return st;
   const int64_t chunks = ceil_div(s.n, kStripChunkRows), segments = s.outer * (s.inner / kStripCols);
   const int64_t streaming = grid > 0 ? grid : s.outer * chunks * (s.inner / kStripCols);
-  const int64_t sms = device_sms(), finishers = sms < segments ? sms : segments;
+  /* as few finishers as finish the segments in as many rounds as one an SM
+   * would: each then takes the same count (uneven rounds are the lead of
+   * PERFORMANCE "cols (256, 4096, 64)") */
+  const int64_t rounds = ceil_div(segments, device_sms()), finishers = ceil_div(segments, rounds);
   const bool aligned = (uintptr_t)x % 16 == 0;
   auto kernel = grid > 0 ? (aligned ? sum_strips_kernel<Out, true, true, true> : sum_strips_kernel<Out, false, true, true>)
                          : (aligned ? sum_strips_kernel<Out, true, true, false> : sum_strips_kernel<Out, false, true, false>);
-  kernel<<<(unsigned)(streaming + finishers), kStripBlock, 0, stream>>>(x, y, s.n, s.inner, s.outer, 0, chunks,
-                                                                        finishers, counters);
+  kernel<<<(unsigned)(streaming + finishers), kStripBlock, 0, stream>>>(
+      x, y, s.n, s.inner, s.outer, 0, strip_layout_of(s, 0, chunks), finishers, counters);
   return launch_status();
 }
 
@@ -762,7 +810,7 @@ struct strips_sharded_fn {
         auto kernel = (uintptr_t)xf % 16 == 0 ? sum_strips_kernel<Out, true, false, false>
                                               : sum_strips_kernel<Out, false, false, false>;
         kernel<<<(unsigned)(s.outer * (c1 - c0) * strips), kStripBlock, 0, stream>>>(
-            xf, (Out *)nullptr, s.n, s.inner, s.outer, c0, c1, (int64_t)0, out);
+            xf, (Out *)nullptr, s.n, s.inner, s.outer, c0, strip_layout_of(s, c0, c1), (int64_t)0, out);
       }
       return launch_status();
     }
