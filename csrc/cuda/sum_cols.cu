@@ -308,8 +308,8 @@ constexpr int kStripGroups = kStripBlock / kStripCols; /* threads a column in th
 /* Slots a finishing thread polls at once: the target shapes' runs are 1-2
  * chunks; 4 spilled 20 bytes under the 32-register cap (2: 8, as none). */
 constexpr int kStripFinishBatch = 2;
-/* Runs a finishing thread loads at once from shared memory (16 spilled under
- * the 32-register cap). */
+/* Runs a finishing thread loads from shared memory at once (4 measured in
+ * stop 45; 8 and 16 compile to the same registers). */
 constexpr int kStripRunBatch = 4;
 
 /* Shape and input dtype only, so the sharded units (which know no output
@@ -377,12 +377,6 @@ __device__ __forceinline__ typename P::acc_t strip_block_fold(typename P::acc_t 
   return warp_reduce_sum<P>(w, kStripGroups);
 }
 
-/* Finishes segment (o, j): column j * 64 + col's C chunk partials (chunk c
- * at slot or partial (o * C + c) * inner + col), by every thread of the
- * block: thread (g, col) adds chunks [g * gc, (g + 1) * gc) in order,
- * kStripFinishBatch loads in flight (a warp reads 32 adjacent columns of one
- * chunk), then thread (0, col) adds the runs in order. POLLED: from the
- * slots (waiting for each, emptying it), else plain partials. */
 /* The finish's runs of a segment's C chunks: gc = ceil(C / 16) chunks a
  * run, `groups` runs (the last one shorter). Fixed by C alone, so computed
  * once a launch (a kernel parameter: no registers held across segments). */
@@ -394,6 +388,12 @@ __host__ __device__ inline strip_runs strip_runs_of(int64_t chunks) {
   return {(uint32_t)chunks, (uint32_t)gc, (uint32_t)ceil_div(chunks, gc)};
 }
 
+/* Finishes segment (o, j): column j * 64 + col's C chunk partials (chunk c
+ * at slot or partial (o * C + c) * inner + col), by every thread of the
+ * block: thread (g, col) adds chunks [g * gc, (g + 1) * gc) in order,
+ * kStripFinishBatch loads in flight (a warp reads 32 adjacent columns of one
+ * chunk), then thread (0, col) adds the runs in order. POLLED: from the
+ * slots (waiting for each, emptying it), else plain partials. */
 template <typename P, bool POLLED, typename Out>
 __device__ __forceinline__ void strip_finish(typename P::acc_t (*runs)[kStripCols], const void *parts, Out *y,
                                              int64_t inner, strip_runs sr, int64_t o, int64_t j) {
@@ -492,7 +492,7 @@ __device__ __forceinline__ void strip_item(const float *__restrict__ x, int64_t 
   acc_t a[4];
   if ((c + 1) * kStripChunkRows <= n) { /* a whole chunk: four rows a thread */
     strip_lane_rows<P, ALIGNED, kStripRowsPerThread>(p, step, kStripRowsPerThread, a);
-  } else {
+  } else { /* the last, short chunk (the fp32 forms' 16-24 spilled bytes are on this path alone) */
     const int64_t left = n - (c * kStripChunkRows + ty); /* rows from this thread's first */
     strip_lane_sums<P, ALIGNED>(p, step, left <= 0 ? 0 : (int)ceil_div(left, (int64_t)kStripRowLanes), a);
   }
@@ -562,8 +562,8 @@ static family_plan strips_family_plan(redux_shape s) {
 }
 
 /* The strips tree's launch: a block an item (or the forced grid's blocks
- * over the items), then a finishing block an SM, at most one a segment
- * (schedule only: the finish's order is fixed). */
+ * over the items), then at most a finishing block an SM (schedule only: the
+ * finish's order is fixed). */
 template <typename Out>
 redux_status launch_strips(const float *x, Out *y, void *ws, size_t ws_bytes, unsigned int *stream_counters,
                            size_t stream_counters_len, redux_shape s, int grid, cudaStream_t stream) {
@@ -576,8 +576,8 @@ redux_status launch_strips(const float *x, Out *y, void *ws, size_t ws_bytes, un
   const int64_t chunks = ceil_div(s.n, kStripChunkRows), segments = s.outer * (s.inner / kStripCols);
   const int64_t streaming = grid > 0 ? grid : s.outer * chunks * (s.inner / kStripCols);
   /* as few finishers as finish the segments in as many rounds as one an SM
-   * would: each then takes the same count (uneven rounds are the lead of
-   * PERFORMANCE "cols (256, 4096, 64)") */
+   * would, each the same count (fewer blocks; the count itself measured level
+   * at 128, 132 and 256 for 256 segments: HISTORY "Stop 45") */
   const int64_t rounds = ceil_div(segments, device_sms()), finishers = ceil_div(segments, rounds);
   const bool aligned = (uintptr_t)x % 16 == 0;
   auto kernel = grid > 0 ? (aligned ? sum_strips_kernel<Out, true, true, true> : sum_strips_kernel<Out, false, true, true>)
