@@ -94,8 +94,8 @@
  *            alone, polled slots with finishing blocks, a ticket (stop 44;
  *            other bits).
  *   gap      the product's strips kernel against its prototype (short's
- *            1024 x 4 with finishing blocks) on the same two shapes: 128 or
- *            132 finishers, the prototype's slots in the bench's buffer or
+ *            1024 x 4 with finishing blocks) on the same two shapes: 128,
+ *            132 or 256 finishers, the prototype's slots in the bench's buffer or
  *            in the product's stream counters; percentiles of each
  *            (GAP_REPS samples, default 200), to show a bimodal one.
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles

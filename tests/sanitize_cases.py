@@ -17,8 +17,8 @@ from conftest import assert_matches, random_tensor, wide_chunk_elements  # noqa:
 PROBLEMS = [((1,), None), ((1000,), None), ((70_001,), None), ((300_007,), None),  # full, 1 and many chunks
             ((33, 7), [1]), ((17, 1000), [1]), ((5, 40_000), [1]),                   # short rows, long rows
             ((1000, 33), [0]), ((3000, 64), [0]), ((7, 600, 5), [1]), ((64, 2), [0]),  # columns
-            # columns in 7 chunks: the strips tree for fp32 input, the cluster finish
-            # (grid 0 on sm_90+) for the others; 3 slices of 2 strips and 3 chunks, the last short
+            # (1800, 256): the strips tree for fp32 input (8 chunks), the cluster finish in 7 chunks
+            # (grid 0 on sm_90+) for the others; (3, 700, 128): 3 slices of 2 strips, 3 chunks, the last short
             ((1800, 256), [0]), ((3, 700, 128), [1])]
 # Full sums of 8000 wide chunks (32 KB each): a long grid on any GPU of fewer
 # than 500 SMs, so the polled kernel with its dedicated finishing block runs
