@@ -3495,22 +3495,27 @@ std::vector<double> column_reference(const std::vector<float> &h, redux_shape s)
   return ref;
 }
 
+/* A column sum's outs outputs ys against ref: how many differ; then ys is
+ * set to NaN, so a variant that writes nothing fails the next check. */
+int64_t column_outputs_off_ref(float *ys, const std::vector<double> &ref, int64_t outs, std::vector<float> &got) {
+  CK(cudaMemcpy(got.data(), ys, outs * 4, cudaMemcpyDeviceToHost));
+  int64_t off_ref = 0;
+  for (int64_t k = 0; k < outs; ++k) off_ref += got[(size_t)k] != (float)ref[(size_t)k];
+  CK(cudaMemset(ys, 0xff, outs * 4));
+  return off_ref;
+}
+
 /* Times each variant of vs over shape s and prints a line "label rROUND
- * (shape) name ...": a sum's outputs ys checked against ref (then set to
- * NaN, so a variant that writes nothing fails the next check). */
+ * (shape) name ...", a sum's outputs checked (column_outputs_off_ref). */
 void time_column_variants(Timer &T, const std::vector<Timed> &vs, const char *label, int width, int round,
                           redux_shape s, const std::vector<double> &ref, float *ys, std::vector<float> &got) {
   const int64_t total = s.outer * s.n * s.inner, outs = s.outer * s.inner;
   for (const auto &v : vs) {
     auto t = T.time(v.f);
     char tail[96] = "";
-    if (v.sum) {
-      CK(cudaMemcpy(got.data(), ys, outs * 4, cudaMemcpyDeviceToHost));
-      int64_t off_ref = 0;
-      for (int64_t k = 0; k < outs; ++k) off_ref += got[(size_t)k] != (float)ref[(size_t)k];
-      snprintf(tail, sizeof tail, "  %lld of %lld != ref", (long long)off_ref, (long long)outs);
-      CK(cudaMemset(ys, 0xff, outs * 4));
-    }
+    if (v.sum)
+      snprintf(tail, sizeof tail, "  %lld of %lld != ref", (long long)column_outputs_off_ref(ys, ref, outs, got),
+               (long long)outs);
     printf("%s r%d (%lld,%lld,%lld) %-*s median %8.2f us  mean %8.2f us  %7.1f GB/s%s\n", label, round,
            (long long)s.outer, (long long)s.n, (long long)s.inner, width, v.name.c_str(), t.first, t.second,
            total * 4 / t.first / 1e3, tail);
@@ -3702,12 +3707,7 @@ void section_gap(Bench &b) {
       for (const auto &v : vs) {
         const std::vector<double> t = b.T.samples(v.f, reps);
         const auto pct = [&](int q) { return t[(t.size() - 1) * q / 100]; };
-        int64_t off_ref = 0;
-        if (v.sum) {
-          CK(cudaMemcpy(got.data(), ys, outs * 4, cudaMemcpyDeviceToHost));
-          for (int64_t k = 0; k < outs; ++k) off_ref += got[(size_t)k] != (float)ref[(size_t)k];
-          CK(cudaMemset(ys, 0xff, outs * 4));
-        }
+        const int64_t off_ref = v.sum ? column_outputs_off_ref(ys, ref, outs, got) : 0;
         printf("gap r%d (%lld,%lld,%lld) %-34s p10 %7.2f p25 %7.2f p50 %7.2f p75 %7.2f p90 %7.2f us  %7.1f GB/s",
                round, (long long)s.outer, (long long)s.n, (long long)s.inner, v.name.c_str(), pct(10), pct(25),
                pct(50), pct(75), pct(90), total * 4 / pct(50) / 1e3);
