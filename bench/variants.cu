@@ -8,7 +8,7 @@
  * events around the launch(es), one sample per call), next to the product's
  * own launcher (redux_cuda_sum), the ladder's last-block rung and CUB, all
  * in one run. Sections (VARIANTS_SECTIONS=read,launch,sum,cols,rows,parts,fixed,
- * occ,persist,small,bulk,split,stream,tiles,wide,depth,defer,lanes,narrow,convert,policy,phase,strip,short,gap,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
+ * occ,persist,small,bulk,split,stream,tiles,wide,depth,defer,lanes,narrow,convert,policy,phase,strip,short,gap,order,resident,trace picks them; VARIANTS_ONLY_REDUX=1 times only the product among the
  * full sums):
  *
  *   read     streaming reads of the input, no sum: which load pattern
@@ -98,6 +98,12 @@
  *            132 or 256 finishers, the prototype's slots in the bench's buffer or
  *            in the product's stream counters; percentiles of each
  *            (GAP_REPS samples, default 200), to show a bimodal one.
+ *   order    the wide chunk's two loads a thread issued back to back, tile
+ *            by tile (a barrier between), as contiguous pairs (other
+ *            lanes) or odd warps first: pure reads and sums at 13.1-52.4M.
+ *   resident the wide chunk on SMs x 1 or x 2 resident blocks, the next
+ *            chunk's loads issued as the current one's arrive, static or
+ *            atomic order: pure reads and sums (the same bits).
  *   tiles    the public H100 entry's schedule (1024 threads, 32 KB tiles
  *            grid-stride): its fp32 float atomics, and fp64 lanes with
  *            ordered partials at 1-4 tiles a block and its 4288 blocks.
@@ -115,6 +121,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -3719,6 +3726,341 @@ void section_gap(Bench &b) {
   cudaFree(ys);
 }
 
+/* ---- the order a block's loads issue in (section `order`) ----------------
+ * On the H100 the 1024 x 2 read (32 KB a block, the wide chunk) is ~2.5%
+ * slower than 1024 x 1 (16 KB) at every size from 13.1M: a rate, not a tail
+ * (HISTORY, stop 36's table). Each thread issues its tile-0 and tile-1 loads
+ * back to back, so an SM's requests alternate between two 16 KB windows.
+ * ORDER 0: that (the product's order); ORDER 1: a barrier between the two
+ * tiles' loads, so every tile-0 request of the block issues before any
+ * tile-1 one (the same lanes, the same bits); ORDER 2 (other bits): thread
+ * t reads vectors 2t and 2t + 1, 32 contiguous bytes; ORDER 3: odd warps
+ * issue tile 1 first (the same bits). Loads are asm volatile so that no
+ * compiler moves them across the barrier. */
+__device__ __forceinline__ float4 ld_cs_ordered(const float4 *p) {
+  float4 v;
+  asm volatile("ld.global.cs.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  return v;
+}
+
+/* Chunk c's two vectors for this thread, in ORDER's issue order; a is the
+ * lane's first vector, b its second. */
+template <int ORDER>
+__device__ __forceinline__ void load_chunk_ordered(const float4 *__restrict__ x4, int64_t c, float4 &a, float4 &b) {
+  const float4 *base = x4 + c * 2048;
+  const int t = threadIdx.x;
+  if constexpr (ORDER == 2) {
+    a = ld_cs_ordered(base + 2 * t);
+    b = ld_cs_ordered(base + 2 * t + 1);
+  } else if constexpr (ORDER == 3) {
+    if ((t >> 5) & 1) {
+      b = ld_cs_ordered(base + 1024 + t);
+      a = ld_cs_ordered(base + t);
+    } else {
+      a = ld_cs_ordered(base + t);
+      b = ld_cs_ordered(base + 1024 + t);
+    }
+  } else {
+    a = ld_cs_ordered(base + t);
+    if (ORDER == 1) __syncthreads();
+    b = ld_cs_ordered(base + 1024 + t);
+  }
+}
+
+template <int ORDER>
+__global__ void __launch_bounds__(1024, 2) read_ordered(const float4 *__restrict__ x4, float *sink) {
+  float4 a, b;
+  load_chunk_ordered<ORDER>(x4, blockIdx.x, a, b);
+  const float m = fold(fold(0.0f, a), b);
+  if (m == 12345.0f) sink[blockIdx.x] = m;
+}
+
+/* The wide tree's sum with ORDER's loads: block tree, polled slot, and a
+ * dedicated finishing block (block `chunks`, 8 slots in flight a lane), as
+ * the product launches 52.4M. */
+template <int ORDER>
+__global__ void __launch_bounds__(1024, 2)
+sum_ordered(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned long long *slots) {
+  __shared__ double sd[32];
+  if (blockIdx.x == chunks) {
+    double r = combine_polled<P, 8>(0.0, slots, threadIdx.x, chunks, 1024);
+    r = block_reduce_sum<P, 1024>(r, sd);
+    if (threadIdx.x == 0) *y = (float)r;
+    return;
+  }
+  float4 a, b;
+  load_chunk_ordered<ORDER>(x4, blockIdx.x, a, b);
+  double s = 0.0;
+  s = P::add(s, a.x); s = P::add(s, a.y); s = P::add(s, a.z); s = P::add(s, a.w);
+  s = P::add(s, b.x); s = P::add(s, b.y); s = P::add(s, b.z); s = P::add(s, b.w);
+  s = block_reduce_sum<P, 1024, false>(s, sd);
+  if (threadIdx.x == 0) publish_slot(slots, blockIdx.x, s);
+}
+
+void section_order(Bench &b) {
+  const cudaStream_t st = b.st;
+  float *y = b.y, *sink = b.sink;
+  const Scratch sc(b.x, 52428800);
+  unsigned long long *slots = sc.slots + (1 << 16);
+  printf("== the order a 32 KB block's loads issue in: back to back, tile by tile, contiguous pairs, odd warps "
+         "swapped\n");
+  const char *names[] = {"back to back", "tile by tile (barrier)", "contiguous pairs", "odd warps swapped"};
+  for (int round = 0; round < rounds_or(2); ++round) {
+    for (int64_t n : {(int64_t)13107200, (int64_t)26214400, (int64_t)52428800}) {
+      const double ref = prefix_sum(sc.h, n);
+      const int64_t chunks = n / 8192;
+      const unsigned g = (unsigned)chunks;
+      const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
+      const unsigned int want = wide_tree_bits(b, n, sc);
+      std::vector<Timed> vs = product_reads_entry(b, n, sc, false);
+      vs.push_back(read_fixed_timed<512, 2>(x4, n / 4, sink, st));
+      vs.push_back(read_fixed_timed<512, 1>(x4, n / 4, sink, st));
+      const auto reads = {std::make_pair(0, (void (*)(const float4 *, float *))read_ordered<0>),
+                          std::make_pair(1, (void (*)(const float4 *, float *))read_ordered<1>),
+                          std::make_pair(2, (void (*)(const float4 *, float *))read_ordered<2>),
+                          std::make_pair(3, (void (*)(const float4 *, float *))read_ordered<3>)};
+      for (const auto &r : reads) {
+        auto k = r.second;
+        vs.push_back({std::string("read ") + names[r.first], false, [=] { k<<<g, 1024, 0, st>>>(x4, sink); }});
+      }
+      using SumK = void (*)(const float4 *, int64_t, float *, unsigned long long *);
+      const auto sums = {std::make_pair(0, (SumK)sum_ordered<0>), std::make_pair(1, (SumK)sum_ordered<1>),
+                         std::make_pair(2, (SumK)sum_ordered<2>), std::make_pair(3, (SumK)sum_ordered<3>)};
+      for (const auto &r : sums) {
+        auto k = r.second;
+        /* "fin" rows must give the wide tree's bits; contiguous pairs are other lanes */
+        const std::string tag = r.first == 2 ? "sum " : "fin ";
+        vs.push_back({tag + names[r.first], true, [=] { k<<<g + 1, 1024, 0, st>>>(x4, chunks, y, slots); }});
+      }
+      print_timed(b.T, "order", round, n, ref, y, vs, &want, "fin");
+    }
+  }
+}
+
+/* ---- wide chunks on resident blocks, bytes in flight by rule (section `resident`) ----
+ * Section order on the H100 at 52.4M: reads with 32 KB in flight an SM
+ * (1024 x 1 and 512 x 1 blocks) take 72.6-73.4 us, with 64 KB an SM
+ * (1024 x 2, 512 x 2) 74.7-75.5, whatever the block size or the order the
+ * loads issue in: the device's bytes in flight set the rate. The wide chunk
+ * is 32 KB a block, so a block per chunk puts 64 KB an SM in flight (two
+ * blocks), and one block an SM idles between blocks (96 us, section occ).
+ * Here G resident blocks of 1024 threads each hold one wide chunk's two
+ * loads a thread in flight, and issue the next chunk's as soon as the
+ * current one's arrive, before its tree; chunks are taken in index order
+ * (DYN: from an atomic counter, fetched a chunk ahead; else block b takes
+ * b, b + G, ...). SUM: the wide tree's lanes, block tree and slots (the same
+ * bits) and a finishing block launched after the G streamers, which polls
+ * with a pause; else a pure read. Each launch takes a fresh counter word. */
+__device__ double resident_finish(unsigned long long *slots, int64_t first, int64_t count) {
+  double r = 0.0;
+  for (int64_t k = first; k < count; k += 1024) {
+    slot_words w = load_slot<double>(slots + kSlotU64 * k);
+    while (!slot_full(w)) {
+      __nanosleep(64);
+      w = load_slot<double>(slots + kSlotU64 * k);
+    }
+    store_slot(slots + kSlotU64 * k, 0ull, 0ull);
+    double v;
+    slot_value(w, &v);
+    r = P::combine(r, v);
+  }
+  return r;
+}
+
+template <bool DYN, bool SUM>
+__global__ void __launch_bounds__(1024, 2)
+resident_wide(const float4 *__restrict__ x4, int64_t chunks, unsigned int *ctr, float *y,
+              unsigned long long *slots, float *sink) {
+  __shared__ double sd[32];
+  __shared__ long long next[2];
+  const int tid = threadIdx.x;
+  const int64_t G = gridDim.x - (SUM ? 1 : 0);
+  if (SUM && blockIdx.x == G) {
+    double r = resident_finish(slots, tid, chunks);
+    r = block_reduce_sum<P, 1024>(r, sd);
+    if (tid == 0) *y = (float)r;
+    return;
+  }
+  int64_t c = blockIdx.x;
+  if (c >= chunks) return;
+  float4 a = ld_cs_ordered(x4 + c * 2048 + tid), b = ld_cs_ordered(x4 + c * 2048 + 1024 + tid);
+  if (DYN && tid == 0) next[0] = G + (long long)atomicAdd(ctr, 1u);
+  int k = 0;
+  float m = 0.0f;
+  for (;;) {
+    int64_t n = c + G;
+    unsigned int ticket = 0;
+    if (DYN) {
+      __syncthreads(); /* next[k] written */
+      n = next[k];
+    }
+    float4 a2 = make_float4(0.f, 0.f, 0.f, 0.f), b2 = a2;
+    if (n < chunks) {
+      a2 = ld_cs_ordered(x4 + n * 2048 + tid);
+      b2 = ld_cs_ordered(x4 + n * 2048 + 1024 + tid);
+    }
+    /* the fetch after n: issued now, its value stored after the tree */
+    if (DYN && tid == 0 && n < chunks) ticket = atomicAdd(ctr, 1u);
+    if (SUM) {
+      double s = 0.0;
+      s = P::add(s, a.x); s = P::add(s, a.y); s = P::add(s, a.z); s = P::add(s, a.w);
+      s = P::add(s, b.x); s = P::add(s, b.y); s = P::add(s, b.z); s = P::add(s, b.w);
+      s = block_reduce_sum<P, 1024>(s, sd);
+      if (tid == 0) publish_slot(slots, c, s);
+    } else {
+      m = fold(fold(m, a), b);
+    }
+    if (n >= chunks) break;
+    if (DYN && tid == 0) next[k ^ 1] = G + (long long)ticket;
+    k ^= 1;
+    c = n;
+    a = a2;
+    b = b2;
+  }
+  if (!SUM && m == 12345.0f) sink[blockIdx.x] = m;
+}
+
+/* The same with one barrier a chunk: chunk numbers fetched two ahead into a
+ * ring of 4 (thread 0 never waits on a fetch), and the block tree's warp
+ * results double-buffered, so the one barrier serves the ring, the tree's
+ * second level (warp 0, after it) and the buffers' reuse. MODE 0: a pure
+ * read with that loop; 1: the sum, finishing block polling every 64 ns;
+ * 2: the same, polling every 512 ns; 3 (wrong sum, timing only): slots
+ * published, no finishing block. */
+template <int SLEEP_NS>
+__device__ double resident_finish_sleep(unsigned long long *slots, int64_t first, int64_t count) {
+  double r = 0.0;
+  for (int64_t k = first; k < count; k += 1024) {
+    slot_words w = load_slot<double>(slots + kSlotU64 * k);
+    while (!slot_full(w)) {
+      __nanosleep(SLEEP_NS);
+      w = load_slot<double>(slots + kSlotU64 * k);
+    }
+    store_slot(slots + kSlotU64 * k, 0ull, 0ull);
+    double v;
+    slot_value(w, &v);
+    r = P::combine(r, v);
+  }
+  return r;
+}
+
+template <int MODE>
+__global__ void __launch_bounds__(1024, 2)
+resident_ring(const float4 *__restrict__ x4, int64_t chunks, unsigned int *ctr, float *y,
+              unsigned long long *slots, float *sink) {
+  __shared__ double sd[2][32];
+  __shared__ long long ring[4];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const bool finisher_launched = MODE == 1 || MODE == 2;
+  const int64_t G = gridDim.x - (finisher_launched ? 1 : 0);
+  if (finisher_launched && blockIdx.x == G) {
+    double r = MODE == 1 ? resident_finish_sleep<64>(slots, tid, chunks) : resident_finish_sleep<512>(slots, tid, chunks);
+    r = block_reduce_sum<P, 1024>(r, sd[0]);
+    if (tid == 0) *y = (float)r;
+    return;
+  }
+  int64_t c = blockIdx.x;
+  if (c >= chunks) return;
+  float4 a = ld_cs_ordered(x4 + c * 2048 + tid), b = ld_cs_ordered(x4 + c * 2048 + 1024 + tid);
+  unsigned int ahead = 0; /* the fetch for the chunk after next, stored one chunk later */
+  if (tid == 0) {
+    ring[1] = G + (long long)atomicAdd(ctr, 1u);
+    ahead = atomicAdd(ctr, 1u);
+  }
+  __syncthreads();
+  float m = 0.0f;
+  for (int i = 0;; ++i) {
+    const int64_t n = ring[(i + 1) & 3];
+    float4 a2 = make_float4(0.f, 0.f, 0.f, 0.f), b2 = a2;
+    if (n < chunks) {
+      a2 = ld_cs_ordered(x4 + n * 2048 + tid);
+      b2 = ld_cs_ordered(x4 + n * 2048 + 1024 + tid);
+    }
+    unsigned int fetched = 0;
+    if (tid == 0 && n < chunks) fetched = atomicAdd(ctr, 1u);
+    if (MODE == 0) {
+      m = fold(fold(m, a), b);
+    } else {
+      double s = 0.0;
+      s = P::add(s, a.x); s = P::add(s, a.y); s = P::add(s, a.z); s = P::add(s, a.w);
+      s = P::add(s, b.x); s = P::add(s, b.y); s = P::add(s, b.z); s = P::add(s, b.w);
+      s = warp_reduce_sum<P>(s, 32);
+      if (lane == 0) sd[i & 1][warp] = s;
+    }
+    if (tid == 0) ring[(i + 2) & 3] = G + (long long)ahead;
+    ahead = fetched;
+    __syncthreads();
+    if (MODE != 0 && warp == 0) {
+      const double v = warp_reduce_sum<P>(sd[i & 1][lane], 32);
+      if (lane == 0) publish_slot(slots, c, v);
+    }
+    if (n >= chunks) break;
+    c = n;
+    a = a2;
+    b = b2;
+  }
+  if (MODE == 0 && m == 12345.0f) sink[blockIdx.x] = m;
+}
+
+void section_resident(Bench &b) {
+  const cudaStream_t st = b.st;
+  float *y = b.y, *sink = b.sink;
+  const Scratch sc(b.x, 52428800);
+  unsigned long long *slots = sc.slots + (1 << 16);
+  unsigned long long *junk = sc.slots + (3 << 19); /* 12 MB in */
+  constexpr int kWords = 1 << 20;
+  unsigned int *ctrs;
+  CK(cudaMalloc(&ctrs, (size_t)kWords * 4));
+  CK(cudaMemset(ctrs, 0, (size_t)kWords * 4));
+  auto launches = std::make_shared<int64_t>(0);
+  int dev = 0, sms = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  printf("== wide chunks on resident blocks: G = SMs x 1 or x 2 blocks of 1024, the next chunk's loads issued on "
+         "arrival, static or atomic order; %d SMs\n", sms);
+  for (int round = 0; round < rounds_or(2); ++round) {
+    for (int64_t n : {(int64_t)13107200, (int64_t)26214400, (int64_t)52428800}) {
+      const double ref = prefix_sum(sc.h, n);
+      const int64_t chunks = n / 8192;
+      const float4 *x4 = reinterpret_cast<const float4 *>(b.x);
+      const unsigned int want = wide_tree_bits(b, n, sc);
+      std::vector<Timed> vs = product_reads_entry(b, n, sc, false);
+      using K = void (*)(const float4 *, int64_t, unsigned int *, float *, unsigned long long *, float *);
+      const struct { const char *name; K k; bool sum; } forms[] = {
+          {"static", resident_wide<false, false>, false}, {"atomic", resident_wide<true, false>, false},
+          {"static", resident_wide<false, true>, true},   {"atomic", resident_wide<true, true>, true}};
+      for (int per : {1, 2})
+        for (const auto &f : forms) {
+          const unsigned g = (unsigned)(sms * per) + (f.sum ? 1u : 0u);
+          const K k = f.k;
+          /* "fin" rows must give the wide tree's bits */
+          const std::string tag = std::string(f.sum ? "fin resident " : "read resident ") + f.name + " x" +
+                                  std::to_string(per);
+          vs.push_back({tag, f.sum, [=] {
+                          unsigned int *ctr = ctrs + (*launches)++ % kWords;
+                          k<<<g, 1024, 0, st>>>(x4, chunks, ctr, y, slots, sink);
+                        }});
+        }
+      const struct { const char *name; K k; bool sum; bool fin; } rings[] = {
+          {"read ring x1", resident_ring<0>, false, false},
+          {"fin ring x1 poll 64ns", resident_ring<1>, true, true},
+          {"fin ring x1 poll 512ns", resident_ring<2>, true, true},
+          {"ring x1 slots, no finish (wrong)", resident_ring<3>, false, false}};
+      for (const auto &f : rings) {
+        const unsigned g = (unsigned)sms + (f.fin ? 1u : 0u);
+        const K k = f.k;
+        unsigned long long *to = f.fin ? slots : junk; /* slots nobody empties go where nobody polls */
+        vs.push_back({f.name, f.sum, [=] {
+                        unsigned int *ctr = ctrs + (*launches)++ % kWords;
+                        k<<<g, 1024, 0, st>>>(x4, chunks, ctr, y, to, sink);
+                      }});
+      }
+      print_timed(b.T, "resident", round, n, ref, y, vs, &want, "fin");
+    }
+  }
+  cudaFree(ctrs);
+}
+
 /* ---- slabs read from staggered steps (section `phase`) -------------------
  * The column family reads (256, 4096, 64) fp32 as 512 slabs of 512 KB, a
  * block each, every block starting at its slab's first byte; the full sum's
@@ -4227,7 +4569,8 @@ int main() {
       {"bulk", section_bulk}, {"split", section_split}, {"stream", section_stream}, {"tiles", section_tiles},
       {"wide", section_wide}, {"depth", section_depth}, {"defer", section_defer}, {"lanes", section_lanes},
       {"narrow", section_narrow}, {"convert", section_convert}, {"policy", section_policy},
-      {"phase", section_phase}, {"strip", section_strip}, {"short", section_short}, {"gap", section_gap},
+      {"phase", section_phase}, {"strip", section_strip}, {"short", section_short}, {"gap", section_gap}, {"order", section_order},
+      {"resident", section_resident},
   };
   for (const auto &sec : all)
     if (!sections || strstr(sections, sec.name) != nullptr) sec.run(b);
