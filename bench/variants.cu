@@ -121,11 +121,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -3804,7 +3804,15 @@ void section_order(Bench &b) {
   unsigned long long *slots = sc.slots + (1 << 16);
   printf("== the order a 32 KB block's loads issue in: back to back, tile by tile, contiguous pairs, odd warps "
          "swapped\n");
-  const char *names[] = {"back to back", "tile by tile (barrier)", "contiguous pairs", "odd warps swapped"};
+  using ReadK = void (*)(const float4 *, float *);
+  using SumK = void (*)(const float4 *, int64_t, float *, unsigned long long *);
+  /* the wide tree's lanes but for contiguous pairs, whose sum row is named
+   * "sum" (print_timed checks the bits of "fin" rows only) */
+  const struct { const char *name; ReadK read; SumK sum; bool lanes; } orders[] = {
+      {"back to back", read_ordered<0>, sum_ordered<0>, true},
+      {"tile by tile (barrier)", read_ordered<1>, sum_ordered<1>, true},
+      {"contiguous pairs", read_ordered<2>, sum_ordered<2>, false},
+      {"odd warps swapped", read_ordered<3>, sum_ordered<3>, true}};
   for (int round = 0; round < rounds_or(2); ++round) {
     for (int64_t n : {(int64_t)13107200, (int64_t)26214400, (int64_t)52428800}) {
       const double ref = prefix_sum(sc.h, n);
@@ -3815,33 +3823,26 @@ void section_order(Bench &b) {
       std::vector<Timed> vs = product_reads_entry(b, n, sc, false);
       vs.push_back(read_fixed_timed<512, 2>(x4, n / 4, sink, st));
       vs.push_back(read_fixed_timed<512, 1>(x4, n / 4, sink, st));
-      const auto reads = {std::make_pair(0, (void (*)(const float4 *, float *))read_ordered<0>),
-                          std::make_pair(1, (void (*)(const float4 *, float *))read_ordered<1>),
-                          std::make_pair(2, (void (*)(const float4 *, float *))read_ordered<2>),
-                          std::make_pair(3, (void (*)(const float4 *, float *))read_ordered<3>)};
-      for (const auto &r : reads) {
-        auto k = r.second;
-        vs.push_back({std::string("read ") + names[r.first], false, [=] { k<<<g, 1024, 0, st>>>(x4, sink); }});
+      for (const auto &o : orders) {
+        const ReadK k = o.read;
+        vs.push_back({std::string("read ") + o.name, false, [=] { k<<<g, 1024, 0, st>>>(x4, sink); }});
       }
-      using SumK = void (*)(const float4 *, int64_t, float *, unsigned long long *);
-      const auto sums = {std::make_pair(0, (SumK)sum_ordered<0>), std::make_pair(1, (SumK)sum_ordered<1>),
-                         std::make_pair(2, (SumK)sum_ordered<2>), std::make_pair(3, (SumK)sum_ordered<3>)};
-      for (const auto &r : sums) {
-        auto k = r.second;
-        /* "fin" rows must give the wide tree's bits; contiguous pairs are other lanes */
-        const std::string tag = r.first == 2 ? "sum " : "fin ";
-        vs.push_back({tag + names[r.first], true, [=] { k<<<g + 1, 1024, 0, st>>>(x4, chunks, y, slots); }});
+      for (const auto &o : orders) {
+        const SumK k = o.sum;
+        vs.push_back({std::string(o.lanes ? "fin " : "sum ") + o.name, true,
+                      [=] { k<<<g + 1, 1024, 0, st>>>(x4, chunks, y, slots); }});
       }
       print_timed(b.T, "order", round, n, ref, y, vs, &want, "fin");
     }
   }
 }
 
-/* ---- wide chunks on resident blocks, bytes in flight by rule (section `resident`) ----
+/* ---- wide chunks on resident blocks, 32 KB an SM in flight (section `resident`) ----
  * Section order on the H100 at 52.4M: reads with 32 KB in flight an SM
  * (1024 x 1 and 512 x 1 blocks) take 72.6-73.4 us, with 64 KB an SM
  * (1024 x 2, 512 x 2) 74.7-75.5, whatever the block size or the order the
- * loads issue in: the device's bytes in flight set the rate. The wide chunk
+ * loads issue in: the device's bytes in flight set the rate (the H200 ranks
+ * these reads otherwise: HISTORY "Stop 46"). The wide chunk
  * is 32 KB a block, so a block per chunk puts 64 KB an SM in flight (two
  * blocks), and one block an SM idles between blocks (96 us, section occ).
  * Here G resident blocks of 1024 threads each hold one wide chunk's two
@@ -3851,12 +3852,15 @@ void section_order(Bench &b) {
  * b, b + G, ...). SUM: the wide tree's lanes, block tree and slots (the same
  * bits) and a finishing block launched after the G streamers, which polls
  * with a pause; else a pure read. Each launch takes a fresh counter word. */
-__device__ double resident_finish(unsigned long long *slots, int64_t first, int64_t count) {
+/* combine_polled's order, pausing SLEEP_NS between polls: this finisher
+ * starts with the kernel, long before the slots fill. */
+template <int SLEEP_NS>
+__device__ double resident_finish_sleep(unsigned long long *slots, int64_t first, int64_t count) {
   double r = 0.0;
   for (int64_t k = first; k < count; k += 1024) {
     slot_words w = load_slot<double>(slots + kSlotU64 * k);
     while (!slot_full(w)) {
-      __nanosleep(64);
+      __nanosleep(SLEEP_NS);
       w = load_slot<double>(slots + kSlotU64 * k);
     }
     store_slot(slots + kSlotU64 * k, 0ull, 0ull);
@@ -3876,7 +3880,7 @@ resident_wide(const float4 *__restrict__ x4, int64_t chunks, unsigned int *ctr, 
   const int tid = threadIdx.x;
   const int64_t G = gridDim.x - (SUM ? 1 : 0);
   if (SUM && blockIdx.x == G) {
-    double r = resident_finish(slots, tid, chunks);
+    double r = resident_finish_sleep<64>(slots, tid, chunks);
     r = block_reduce_sum<P, 1024>(r, sd);
     if (tid == 0) *y = (float)r;
     return;
@@ -3927,23 +3931,6 @@ resident_wide(const float4 *__restrict__ x4, int64_t chunks, unsigned int *ctr, 
  * read with that loop; 1: the sum, finishing block polling every 64 ns;
  * 2: the same, polling every 512 ns; 3 (wrong sum, timing only): slots
  * published, no finishing block. */
-template <int SLEEP_NS>
-__device__ double resident_finish_sleep(unsigned long long *slots, int64_t first, int64_t count) {
-  double r = 0.0;
-  for (int64_t k = first; k < count; k += 1024) {
-    slot_words w = load_slot<double>(slots + kSlotU64 * k);
-    while (!slot_full(w)) {
-      __nanosleep(SLEEP_NS);
-      w = load_slot<double>(slots + kSlotU64 * k);
-    }
-    store_slot(slots + kSlotU64 * k, 0ull, 0ull);
-    double v;
-    slot_value(w, &v);
-    r = P::combine(r, v);
-  }
-  return r;
-}
-
 template <int MODE>
 __global__ void __launch_bounds__(1024, 2)
 resident_ring(const float4 *__restrict__ x4, int64_t chunks, unsigned int *ctr, float *y,
