@@ -3852,12 +3852,14 @@ void section_order(Bench &b) {
  * b, b + G, ...). SUM: the wide tree's lanes, block tree and slots (the same
  * bits) and a finishing block launched after the G streamers, which polls
  * with a pause; else a pure read. Each launch takes a fresh counter word. */
-/* combine_polled's order, pausing SLEEP_NS between polls: this finisher
- * starts with the kernel, long before the slots fill. */
-template <int SLEEP_NS>
-__device__ double resident_finish_sleep(unsigned long long *slots, int64_t first, int64_t count) {
+/* combine_polled's order (finish.cuh) over slots first, first + STRIDE,
+ * ..., pausing SLEEP_NS between polls of a slot not yet full: a finisher
+ * that starts with the kernel, long before the slots fill (here and in
+ * section stream). */
+template <int STRIDE, int SLEEP_NS>
+__device__ double combine_polled_sleeping(unsigned long long *slots, int64_t first, int64_t count) {
   double r = 0.0;
-  for (int64_t k = first; k < count; k += 1024) {
+  for (int64_t k = first; k < count; k += STRIDE) {
     slot_words w = load_slot<double>(slots + kSlotU64 * k);
     while (!slot_full(w)) {
       __nanosleep(SLEEP_NS);
@@ -3880,7 +3882,7 @@ resident_wide(const float4 *__restrict__ x4, int64_t chunks, unsigned int *ctr, 
   const int tid = threadIdx.x;
   const int64_t G = gridDim.x - (SUM ? 1 : 0);
   if (SUM && blockIdx.x == G) {
-    double r = resident_finish_sleep<64>(slots, tid, chunks);
+    double r = combine_polled_sleeping<1024, 64>(slots, tid, chunks);
     r = block_reduce_sum<P, 1024>(r, sd);
     if (tid == 0) *y = (float)r;
     return;
@@ -3941,7 +3943,8 @@ resident_ring(const float4 *__restrict__ x4, int64_t chunks, unsigned int *ctr, 
   const bool finisher_launched = MODE == 1 || MODE == 2;
   const int64_t G = gridDim.x - (finisher_launched ? 1 : 0);
   if (finisher_launched && blockIdx.x == G) {
-    double r = MODE == 1 ? resident_finish_sleep<64>(slots, tid, chunks) : resident_finish_sleep<512>(slots, tid, chunks);
+    double r = MODE == 1 ? combine_polled_sleeping<1024, 64>(slots, tid, chunks)
+                          : combine_polled_sleeping<1024, 512>(slots, tid, chunks);
     r = block_reduce_sum<P, 1024>(r, sd[0]);
     if (tid == 0) *y = (float)r;
     return;
@@ -4164,23 +4167,6 @@ constexpr int kStreamRing = 4;
  * the stream for no gain. */
 constexpr int kStreamPollSleepNs = 128;
 
-/* combine_polled's order (finish.cuh) with a pause between polls: this
- * waiter starts long before the slots fill. */
-__device__ double stream_combine_polled(unsigned long long *slots, int64_t first, int64_t count) {
-  double r = 0.0;
-  for (int64_t k = first; k < count; k += 256) {
-    slot_words w = load_slot<double>(slots + kSlotU64 * k);
-    while (!slot_full(w)) {
-      __nanosleep(kStreamPollSleepNs);
-      w = load_slot<double>(slots + kSlotU64 * k);
-    }
-    store_slot(slots + kSlotU64 * k, 0ull, 0ull);
-    double val;
-    slot_value(w, &val);
-    r += val;
-  }
-  return r;
-}
 
 
 /* Lane 0 of block_reduce_sum's second stage over warp results w[0, WARPS):
@@ -4248,7 +4234,7 @@ sum_stream_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int6
   const int64_t streamers = (int64_t)gridDim.x - 1;
   if (blockIdx.x == streamers) {
     __shared__ acc_t scratch[kBlock / 32];
-    acc_t r = stream_combine_polled(slots, tid, chunks);
+    acc_t r = combine_polled_sleeping<256, kStreamPollSleepNs>(slots, tid, chunks);
     r = block_reduce_sum<P, kBlock>(r, scratch);
     if (tid == 0) *y = P::finish(r);
     return;
