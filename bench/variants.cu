@@ -127,6 +127,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "internal.cuh" /* the product's pieces: csrc/cuda/internal.cuh */
@@ -2601,6 +2602,15 @@ void section_depth(Bench &b) {
   }
 }
 
+/* A wide-tree lane in fp64: vector t of tile 0, then of tile 1, element by
+ * element (the product's lane order, so its bits). */
+__device__ __forceinline__ double wide_lane_of(float4 t0, float4 t1) {
+  double s = 0.0;
+  s = P::add(s, t0.x); s = P::add(s, t0.y); s = P::add(s, t0.z); s = P::add(s, t0.w);
+  s = P::add(s, t1.x); s = P::add(s, t1.y); s = P::add(s, t1.z); s = P::add(s, t1.w);
+  return s;
+}
+
 /* ---- the block tree's second level deferred (section `defer`) -----------
  * On the H100 a block tree costs more than its arithmetic: trees on half of
  * the 16 KB blocks of a pure read took 3.2 us more at 52.4M (section depth,
@@ -2644,9 +2654,7 @@ defer_sum(const float4 *__restrict__ x4, int64_t chunks, int64_t lag, float *y, 
     const float4 *p = x4 + b * 2048 + tid;
     const float4 v0 = __ldcs(p), v1 = __ldcs(p + 1024);
     if (MODE == 0 && warp == 0 && b >= lag) defer_second_level(b - lag, words, slots, lane);
-    double s = 0.0;
-    s = P::add(s, v0.x); s = P::add(s, v0.y); s = P::add(s, v0.z); s = P::add(s, v0.w);
-    s = P::add(s, v1.x); s = P::add(s, v1.y); s = P::add(s, v1.z); s = P::add(s, v1.w);
+    double s = wide_lane_of(v0, v1);
     if (MODE == 3) {
       if (s == 12345.0) sink[b] = 1.0f;
       return;
@@ -2712,9 +2720,7 @@ finish_sum(const float4 *__restrict__ x4, int64_t chunks, int64_t lag, float *y,
       if (tid < early) rest = tid + ceil_div(early - tid, (int64_t)1024) * 1024;
     }
   }
-  double s = 0.0;
-  s = P::add(s, v0.x); s = P::add(s, v0.y); s = P::add(s, v0.z); s = P::add(s, v0.w);
-  s = P::add(s, v1.x); s = P::add(s, v1.y); s = P::add(s, v1.z); s = P::add(s, v1.w);
+  double s = wide_lane_of(v0, v1);
   s = block_reduce_sum<P, 1024, false>(s, sd);
   if (tid == 0) publish_slot(FIN == 0 ? junk : slots, b, s);
   if (!finisher) return;
@@ -3700,16 +3706,19 @@ void section_gap(Bench &b) {
       std::vector<Timed> vs;
       vs.push_back(product_family_timed(b, "redux cols", true, REDUX_COLS, s, ys));
       vs.push_back(read_fixed_timed<1024, 2>(x4, s.outer * s.n * s.inner / 4, b.sink, st));
-      for (const int64_t f : {(int64_t)128, (int64_t)132, (int64_t)256}) {
-        const std::string tag = "proto finishers " + std::to_string(f);
-        if (s.inner == 8192) {
-          vs.push_back(strip_timed<16, 1024, 4, 32, 3, 1>(tag.c_str(), x4, s, ys, b.sink, st, sc.slots, f));
-          if (f == 128) vs.push_back(strip_timed<16, 1024, 4, 32, 3, 1>((tag + " counters").c_str(), x4, s, ys, b.sink, st, counters, f));
-        } else {
-          vs.push_back(strip_timed<16, 1024, 4, 16, 3, 1>(tag.c_str(), x4, s, ys, b.sink, st, sc.slots, f));
-          if (f == 128) vs.push_back(strip_timed<16, 1024, 4, 16, 3, 1>((tag + " counters").c_str(), x4, s, ys, b.sink, st, counters, f));
+      /* the prototype's chunk count is a template argument: 32 at (8192, 8192), 16 at (256, 4096, 64) */
+      const auto add_prototypes = [&](auto chunks_c) {
+        constexpr int CH = decltype(chunks_c)::value;
+        for (const int64_t f : {(int64_t)128, (int64_t)132, (int64_t)256}) {
+          const std::string tag = "proto finishers " + std::to_string(f);
+          vs.push_back(strip_timed<16, 1024, 4, CH, 3, 1>(tag.c_str(), x4, s, ys, b.sink, st, sc.slots, f));
+          if (f == 128)
+            vs.push_back(strip_timed<16, 1024, 4, CH, 3, 1>((tag + " counters").c_str(), x4, s, ys, b.sink, st,
+                                                            counters, f));
         }
-      }
+      };
+      if (s.inner == 8192) add_prototypes(std::integral_constant<int, 32>{});
+      else add_prototypes(std::integral_constant<int, 16>{});
       const int64_t total = s.outer * s.n * s.inner, outs = s.outer * s.inner;
       for (const auto &v : vs) {
         const std::vector<double> t = b.T.samples(v.f, reps);
@@ -3790,9 +3799,7 @@ sum_ordered(const float4 *__restrict__ x4, int64_t chunks, float *y, unsigned lo
   }
   float4 a, b;
   load_chunk_ordered<ORDER>(x4, blockIdx.x, a, b);
-  double s = 0.0;
-  s = P::add(s, a.x); s = P::add(s, a.y); s = P::add(s, a.z); s = P::add(s, a.w);
-  s = P::add(s, b.x); s = P::add(s, b.y); s = P::add(s, b.z); s = P::add(s, b.w);
+  double s = wide_lane_of(a, b);
   s = block_reduce_sum<P, 1024, false>(s, sd);
   if (threadIdx.x == 0) publish_slot(slots, blockIdx.x, s);
 }
@@ -3851,7 +3858,10 @@ void section_order(Bench &b) {
  * (DYN: from an atomic counter, fetched a chunk ahead; else block b takes
  * b, b + G, ...). SUM: the wide tree's lanes, block tree and slots (the same
  * bits) and a finishing block launched after the G streamers, which polls
- * with a pause; else a pure read. Each launch takes a fresh counter word. */
+ * with a pause; else a pure read. Each launch takes a fresh counter word.
+ * The lanes are written out here, not wide_lane_of: with that helper both
+ * kernels compile to other SASS (scheduling) than the binary measured in
+ * stop 46. */
 /* combine_polled's order (finish.cuh) over slots first, first + STRIDE,
  * ..., pausing SLEEP_NS between polls of a slot not yet full: a finisher
  * that starts with the kernel, long before the slots fill (here and in
