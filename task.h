@@ -6,7 +6,7 @@
 // `data` is the float32 input tensor of `size` elements, generated from
 // `seed`, and a preallocated float32 output tensor of shape [1]; the result
 // is the sum as a float32 tensor of shape [] (0-dim), which may be a view of
-// the output tensor. Redux's own implementation is csrc/torch/contest.cpp.
+// the output tensor. Redux's own implementation is csrc/torch/competition.cpp.
 #ifndef POPCORN_TASK_H
 #define POPCORN_TASK_H
 

@@ -18,7 +18,7 @@ import sys
 from leaderboard import report, score
 
 
-SUBCOMMANDS = {}  # name -> main(argv): export, evaluate, shapes register themselves here
+SUBCOMMANDS = {}  # name -> main(argv) of each subcommand (filled in below)
 
 
 def parse_args(argv):
@@ -39,14 +39,15 @@ def parse_args(argv):
     ap.add_argument("--time-budget", type=float, default=3.0, help="seconds per (op, size) at most")
     ap.add_argument("--out", default=os.path.join("out", "leaderboard"),
                     help="directory for leaderboard.json, leaderboard.md and leaderboard.png (default: "
-                         "out/leaderboard, git-ignored; committed reference runs live in leaderboard/results/<gpu>/)")
+                         "out/leaderboard, git-ignored; the committed records are in results/<gpu>/, "
+                         "listed in results/INDEX.md)")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG plot")
     return ap.parse_args(argv)
 
 
 def _evaluate(argv):
-    from leaderboard import popcorn
-    return popcorn.main(argv)
+    from leaderboard import evaluator
+    return evaluator.main(argv)
 
 
 def _export(argv):
@@ -59,12 +60,17 @@ def _shapes(argv):
     return shapes.main(argv)
 
 
+def _plot(argv):
+    from leaderboard import plots
+    return plots.main(argv)
+
+
 def _versus(argv):
     from leaderboard import versus
     return versus.main(argv)
 
 
-SUBCOMMANDS.update(evaluate=_evaluate, export=_export, shapes=_shapes, versus=_versus)
+SUBCOMMANDS.update(evaluate=_evaluate, export=_export, plot=_plot, shapes=_shapes, versus=_versus)
 
 
 def main(argv=None):

@@ -2,8 +2,9 @@
 
 Input generator, reference, checker, timing and stopping rule of GPU MODE's
 vectorsum_v2 problem (PMPP practice set), as its published evaluator
-(eval.py) and reference code define them. The leaderboard harness and the popcorn evaluator both
-use these functions; nothing else defines them.
+(eval.py) and reference code define them. The leaderboard harness and the
+evaluator (leaderboard/evaluator.py) both use these functions; nothing else
+defines them.
 """
 import math
 import time

@@ -4,8 +4,12 @@ plot_leaderboard: per size, each op's time ratio to torch.sum and its read
 bandwidth as a fraction of the measured read ceiling (on the CPU, GB/s),
 the 1.0x line and the ceiling drawn; the slow teaching rungs go to a side
 panel so the fast ops stay apart. plot_shapes: per target, redux's ratio to
-torch.sum against the goal and the read floor.
+torch.sum against the goal and the read floor; a goal that lies below the
+row's read floor (no kernel that reads its input can meet it) is drawn as
+such, not as a miss. plot_record redraws either picture from its JSON record.
 """
+import json
+
 from leaderboard import stats
 from redux.variants import BASELINE
 
@@ -89,23 +93,65 @@ def plot_leaderboard(results, path):
     plt.close(fig)
 
 
+def _shapes_color(row):
+    """Green: goal met; orange: goal below the read floor; red: missed; blue: no ratio goal."""
+    if "pass" not in row:
+        return "C0"
+    if row.get("pass"):
+        return "C2"
+    if row.get("target") is not None and row.get("floor_ratio") is not None and row["target"] < row["floor_ratio"]:
+        return "C1"
+    return "C3"
+
+
 def plot_shapes(rows, path, title):
     """rows: shapes.py's GPU rows (label, ratio, floor_ratio, target, pass)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(10, 0.42 * len(rows) + 2.2))
     ys = list(range(len(rows)))[::-1]
-    colors = ["C2" if r.get("pass") else "C3" if "pass" in r else "C0" for r in rows]
-    ax.barh(ys, [r["ratio"] for r in rows], color=colors, alpha=0.75, label="redux / torch.sum")
+    ax.barh(ys, [r["ratio"] for r in rows], color=[_shapes_color(r) for r in rows], alpha=0.75,
+            label="redux / torch.sum")
     ax.scatter([r["floor_ratio"] for r in rows], ys, marker="x", color="black", zorder=3,
                label="read floor / torch.sum")
     goals = [(r["target"], y) for r, y in zip(rows, ys) if r.get("target")]
     ax.scatter([g for g, _ in goals], [y for _, y in goals], marker="|", s=300, color="C1", zorder=3, label="goal")
     ax.axvline(1.0, color="gray", linewidth=1)
     ax.set_yticks(ys, [r["label"] for r in rows], fontsize=8)
-    ax.set_xlabel(f"time ratio to torch.sum ({stats.ROBUST}s; green: goal met, red: missed, blue: no ratio goal)")
+    ax.set_xlabel(f"time ratio to torch.sum ({stats.ROBUST}s; green: goal met, orange: goal below the read floor, "
+                  "red: missed, blue: no ratio goal)", fontsize=8)
     ax.set_title(title)
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.07), ncol=3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_record(record_path, png_path, title=None):
+    """Draws a saved record again: leaderboard.json (plot_leaderboard) or
+    shapes.json (plot_shapes). Returns the kind of record drawn."""
+    with open(record_path) as f:
+        record = json.load(f)
+    if "ops" in record and "sizes" in record:
+        plot_leaderboard(record, png_path)
+        return "leaderboard"
+    if "rows" in record:
+        plot_shapes(record["rows"], png_path, title or "redux performance targets")
+        return "shapes"
+    raise ValueError(f"{record_path}: neither a leaderboard.json nor a shapes.json record")
+
+
+def main(argv=None):
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m leaderboard plot",
+                                 description="Draw a saved leaderboard.json or shapes.json record as a PNG.")
+    ap.add_argument("record", help="leaderboard.json or shapes.json")
+    ap.add_argument("png", help="the picture to write")
+    ap.add_argument("--title", default=None, help="title of a shapes picture (e.g. the GPU's name)")
+    args = ap.parse_args(argv)
+    try:
+        kind = plot_record(args.record, args.png, args.title)
+    except (OSError, ValueError) as e:
+        ap.error(str(e))
+    print(f"drew {args.record} ({kind}) to {args.png}")
+    return 0

@@ -15,7 +15,7 @@ is printed as a miss. --json writes every number; --plot draws the targets.
 
 The read floor of a row is the fastest pure read of the same bytes under the
 same timer (torch.ops.redux._read_probe in both of its load patterns, the
-fastest ones bench/variants.cu measured, each with evict-first and ordinary
+fastest ones bench/reads.cu measured, each with evict-first and ordinary
 loads: the fastest of the four): no arithmetic, no finish, no output.
 "floor/torch" is the ratio to torch.sum that a kernel which only read its
 input that fast would reach; a target below it is out of reach of any sum

@@ -71,14 +71,12 @@ WARMUP_CALLS = 3
 # the CUDA events around a Python call time the host's launch too. A call
 # is retaken when a flush launch beside it took over HOST_SLOW x the usual
 # one: the median of GAUGE_FLUSHES at the turn's start, or the run's usual
-# (the median over the turns kept so far) when lower. bench/host_gauge.py on
-# a busy H100: flagging at 1.5x caught 59-96% of the slow calls' excess over
-# the median, at 2x 27-89% (HISTORY.md, "Stop 33").
-# A call is also retaken when its launch was exposed (ExposureTimer): on
-# four fresh H100 processes (stop 35, bench/results/h100/host_gauge.txt)
-# every call over 1.5x the median was exposed, and retaking the exposed
-# ones missed none of their excess while flagging 6-88 calls of 3000
-# against 166-599 for the 1.5x gauge.
+# (the median over the turns kept so far) when lower: on a busy host 1.5x
+# caught 59-96% of the slow calls' excess, 2x 27-89% (bench/host_gauge.py;
+# docs/notes/measuring.md).
+# A call is also retaken when its launch was exposed (ExposureTimer): every
+# call over 1.5x the median was exposed, and retaking the exposed ones
+# missed none of their excess while flagging far fewer calls.
 # A turn that starts with its usual over HOST_SLOW x the run's is given up
 # and taken again (the last of TURN_TRIES is kept whatever the gauge says),
 # and so is one whose calls at some size ran out of retakes (a slow phase
@@ -447,7 +445,7 @@ def report(result, sizes, errors):
         for n in floors:
             lines.append(f"redux mean at {int(last):,} / {n}'s: "
                          f"{entries['redux'][last]['mean_ns'] / entries[n][last]['mean_ns']:.3f}")
-    # Absent from runs saved before stop 33 (host_slow: before 1.5 was chosen).
+    # Absent from runs saved before the retakes existed.
     if "host_slow" in result and not result["host_slow"]:
         lines.append("no call retaken (--no-retake)")
     elif "retaken" in result:

@@ -36,7 +36,7 @@ def _serve_packet_calls(packet, entry):
     errors included, to route, the packet's own __call__. Why: torch's route
     parses the arguments against the schema, ~5 us a call on a small CPU
     input and 12-20 us more after a streamed 4 MB one than the eager entry
-    (stop 42, bench/cpu_host.py), which every eager caller paid. The packet
+    (bench/cpu_host.py), which every eager caller paid. The packet
     stays the same object, an OpOverloadPacket (torch.compile, FX and
     torch.library see no difference); only its class gains this __call__."""
     route = torch._ops.OpOverloadPacket.__call__.__get__(packet)
@@ -51,8 +51,7 @@ _serve_packet_calls(torch.ops.redux.mean, _C.packet_mean)
 
 # The ops' overloads, bound once: calling an overload skips the packet's
 # overload lookup, and a call without a dtype keyword skips the keyword
-# parsing (stop 37: redux.sum's host time on a small input 4.4-4.6 -> 3.7-3.9 us;
-# bench/results/cpu/cpu_host.txt).
+# parsing (redux.sum's host time on a small input 4.4-4.6 -> 3.7-3.9 us).
 _SUM = torch.ops.redux.sum.default
 _MEAN = torch.ops.redux.mean.default
 _TENSOR = torch.Tensor

@@ -21,7 +21,7 @@ ACC = {torch.float32: 1e-13, torch.float64: 1e-14, torch.float16: 1e-5, torch.bf
 
 def wide_chunk_elements(dtype):
     """Elements of one chunk of the CUDA full sum's wide tree: 2048 16-byte
-    vectors (32 KB; csrc/cuda/sum_full.cu)."""
+    vectors (32 KB; csrc/cuda/sum_chunks.cu)."""
     return 2048 * (16 // torch.empty((), dtype=dtype).element_size())
 
 

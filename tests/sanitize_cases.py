@@ -22,7 +22,7 @@ PROBLEMS = [((1,), None), ((1000,), None), ((70_001,), None), ((300_007,), None)
             ((1800, 256), [0]), ((3, 700, 128), [1])]
 # Full sums of 8000 wide chunks (32 KB each): a long grid on any GPU of fewer
 # than 500 SMs, so the polled kernel with its dedicated finishing block runs
-# (csrc/cuda/sum_full.cu, kWideDedicatedWaves; test_contracts checks its bits).
+# (csrc/cuda/sum_chunks.cu, kWideDedicatedWaves; test_contracts checks its bits).
 LONG_WIDE_CHUNKS = 8000
 LONG_WIDE_PAIRS = [(torch.float32, None), (torch.float16, torch.float32), (torch.float32, torch.float64)]
 PAIRS = [(torch.float32, None), (torch.float64, None), (torch.float16, None), (torch.bfloat16, None),
@@ -57,7 +57,7 @@ def main():
                 assert core.check(getattr(torch.ops.redux, v.name)(data[0]), core.reference(data[0])) == ""
                 count += 1
     data = core.generate_input(65_536, 12)
-    assert core.check(torch.ops.redux._contest_custom_kernel(*data), core.reference(data[0])) == ""
+    assert core.check(torch.ops.redux._competition_custom_kernel(*data), core.reference(data[0])) == ""
     probe_input = torch.rand((1 << 16) + 12, device="cuda")  # a last 16 KB piece of 3 vectors
     torch.ops.redux._read_probe(probe_input)
     torch.ops.redux._read_probe(probe_input, True, "pieces")

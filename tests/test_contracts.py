@@ -43,11 +43,10 @@ def test_bits_independent_of_grid(device, dtype, shape, dim):
 def test_bits_independent_of_grid_both_finishes(device, dtype):
     # A CUDA full sum up to 256 MiB of input takes the wide tree, finished by
     # polled slots (a ticket for int64); above, chunks of 256 lanes on
-    # resident blocks with a ticket (csrc/cuda/full_plan.cuh): a size on each
+    # resident blocks with a ticket (csrc/cuda/chunk_plan.cuh): a size on each
     # side of that line, each under forced grids, twice (a slot or counter
     # left set would spoil the next call). The CPU, which has no such line,
-    # keeps its forced work-piece counts at 64 MiB (a quarter of the memory
-    # on the 2-core CI machine).
+    # keeps its forced work-piece counts at 64 MiB (CI machines have 24 GiB).
     line = (256 << 20) if device == "cuda" else (64 << 20)
     per = torch.empty((), dtype=dtype).element_size()
     for n in (line // per - 1001, line // per + 1001):
@@ -65,7 +64,7 @@ def test_bits_independent_of_grid_both_finishes(device, dtype):
                                        (torch.bfloat16, torch.float32), (torch.float32, torch.float64)])
 def test_bits_of_long_wide_sums_independent_of_finisher(dtype, out):
     # A wide-tree grid of more than 8 waves of chunk blocks gets a dedicated
-    # finishing block (csrc/cuda/sum_full.cu, kWideDedicatedWaves); shorter
+    # finishing block (csrc/cuda/sum_chunks.cu, kWideDedicatedWaves); shorter
     # ones finish in their last chunk block, forced grids in their last
     # block after a grid-stride loop. 8000 chunks is a long grid on any GPU
     # of fewer than 500 SMs, 300 a short one: the same bits either way,

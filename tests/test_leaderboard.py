@@ -127,13 +127,13 @@ def test_shapes_benchmark_cpu_part_runs(capsys, tmp_path):
     assert all(r["target"] == 1.00 for r in saved["cpu"])
 
 
-def test_device_check_require_gpu_runs_nothing_on_another_gpu(tmp_path):
+def test_gpu_check_require_gpu_runs_nothing_on_another_gpu(tmp_path):
     """REQUIRE_GPU names the GPU a run needs: on any other (here: none, or
-    a GPU whose name lacks the text) device_check.sh exits 3 before any step."""
+    a GPU whose name lacks the text) gpu_check.sh exits 3 before any step."""
     import subprocess
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, OUT=str(tmp_path), REQUIRE_GPU="NO SUCH GPU 0000", STEPS="build test shapes versus")
-    run = subprocess.run(["bash", os.path.join(root, "leaderboard", "device_check.sh")], cwd=tmp_path, env=env,
+    run = subprocess.run(["bash", os.path.join(root, "scripts", "gpu_check.sh")], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 3, run.stdout + run.stderr
     assert "not a 'NO SUCH GPU 0000': nothing run" in run.stderr

@@ -97,15 +97,9 @@ static inline uint16_t float_to_bf16(float f) {
 
 /* ---- partial sums over a contiguous range ---- */
 
-/* Software prefetch, PREFETCH_BYTES ahead of the loads, one per 64-byte line
- * (the loops below issue it every 16 elements of 4 bytes, or 8 of 8, or 32
- * of 2: every iteration pair or so). Measured on the 2-core dev machine
- * (16M fp32, one thread, the same 8-lane loop): 8.9 -> 12.4 GB/s, above
- * torch.sum's float loop (10.7 GB/s): the hardware prefetcher alone leaves a
- * core short of loads in flight. With the 32-lane loop, 1 KB ahead beat
- * 4 KB in three interleaved sweeps on that machine (16M fp32: one thread
- * ~4.2 against ~4.5 ms, none ~5.0; two threads 2.0-2.4 against 2.6-2.9 ms),
- * within its noise of 512 B. A prefetch reads nothing the sum uses, so it
+/* Software prefetch, PREFETCH_BYTES ahead of the loads, one per 64-byte
+ * line: the hardware prefetcher alone leaves a core short of loads in
+ * flight (docs/notes/cpu.md). A prefetch reads nothing the sum uses, so it
  * changes no bits; past the end of the range it is a no-op hint. */
 #define PREFETCH_BYTES 1024
 #define PREFETCH(p, i, elem)                                                      \
@@ -114,43 +108,24 @@ static inline uint16_t float_to_bf16(float f) {
       __builtin_prefetch((const char *)(p) + (i) * (elem) + PREFETCH_BYTES, 0, 3); \
   } while (0)
 
-/* The float32 loop's far form (FAR below): into the L2 only, 8 KB ahead,
- * for inputs of at least a quarter of the L3 where it is measured to pay
- * (below). Why: such an input does not stay in a shared L3 from one call
- * to the next, and 1 KB ahead into the L1 does not cover the latency of
- * the lines that come from memory. Measured on
- * the 2-core dev machine (Zen 3, 32 MB L3 shared with other tenants; two
- * threads; bench/results/cpu/cpu_prefetch.txt): 4M fp32 (16 MB) full
- * 1.14-1.16x torch.sum -> 0.88-1.00, rows of 2048 1.12-1.18 -> 0.82-0.97;
- * 16M level; over 1M (4 MB, which the L3 keeps) the far form was 1-4%
- * slower than the near one, and no prefetch at all beats both there on a
- * second host (below). */
+/* The float32 loop's far form: into the L2 only, 8 or 16 KB ahead, for
+ * inputs that do not stay in a shared L3 between calls, where 1 KB ahead
+ * does not cover the latency of lines that come from memory. */
 #define PREFETCH_FAR(p, i, elem, bytes) __builtin_prefetch((const char *)(p) + (i) * (elem) + (bytes), 0, 1)
-/* The same distance into the L1 (prefetcht0): the third measured form
- * (stop 42). On the 2-core Intel host of stops 41-42 (Cascade Lake) it beat
- * the L2 form by 3-11% at 4M and 16M (bench/results/cpu/cpu_prefetch.txt);
- * on the AMD hosts it lost 1-18% (stops 35-36). */
+/* The same distance into the L1 (prefetcht0): faster on some hosts,
+ * slower on others, so it is one of the measured forms (below). */
 #define PREFETCH_L1(p, i, elem, bytes) __builtin_prefetch((const char *)(p) + (i) * (elem) + (bytes), 0, 3)
 
-/* The float32 FMA loop's prefetch forms by input size (stop 36; measured on
- * a second 2-core host, AMD EPYC with AVX-512, bench/results/cpu/
- * cpu_prefetch.txt, beside stop 34's Zen 3 runs): a small input gets none,
- * since there 1 KB ahead into the L1 cost 14-27% against no prefetch (Zen
- * 3: within 1-4%); the far form up to twice the L3 is 8 KB ahead into the
- * L2 (the best of both hosts at 4M, 16 MB), from twice the L3 16 KB ahead
- * (16M, 64 MB: 0.74-0.82x the fp32 loop against 8 KB's 0.88-0.99 on the
- * second host, level with 8 KB on Zen 3). Which of none, its far form and
- * the L1 form a class takes is measured (below), from a quarter of the L3:
- * on a 2-core Intel host (37.5 MB L3) 4M (16 MB, under half that L3) took
- * 1.11-1.31x torch.sum's time without the far form, 0.83-0.96x with it
- * (stop 41). */
+/* The float32 FMA loop's prefetch forms: none, 8 KB ahead into the L2 (up
+ * to 8T, twice the L3), 16 KB ahead into the L2 (from 8T), 8 KB ahead into
+ * the L1. Which one pays differs between CPUs (docs/notes/cpu.md), so a size
+ * class measures them (below). */
 enum { PF_NONE = 0, PF_FAR_8K = 1, PF_FAR_16K = 2, PF_L1_8K = 3 };
 #define PREFETCH_FAR_BYTES(form) ((form) == PF_FAR_16K ? 16384 : 8192)
 
 /* The input size T from which the float32 loop may prefetch far: a
  * quarter of the L3 (Linux: cpu0's level-3 cache in sysfs, 32 MB where it
- * cannot be read; sysconf's figure is the whole socket's on this machine,
- * 256 MB), or REDUX_CPU_FAR_PREFETCH_BYTES from the environment (tests and
+ * cannot be read; sysconf's figure can be the whole socket's), or REDUX_CPU_FAR_PREFETCH_BYTES from the environment (tests and
  * A/B runs). Read once; speed only: the prefetch reads nothing the sum
  * uses. */
 int64_t redux_cpu_far_prefetch_bytes(void) {
@@ -178,10 +153,8 @@ int64_t redux_cpu_far_prefetch_bytes(void) {
 
 static int is_float_class(redux_dtype t) { return t == REDUX_F32 || t == REDUX_F16 || t == REDUX_BF16; }
 
-/* Which prefetch pays is measured on the machine at hand, not assumed
- * (stop 37): at 4M the 2-core Zen 3 host lost 17-20% without the far form,
- * the AVX-512 EPYC host 7-13% with it, and the Intel host of stop 42 gained
- * another 3-11% with its L1 form (bench/results/cpu/cpu_prefetch.txt).
+/* Which prefetch pays is measured on the machine at hand, not assumed:
+ * the hosts measured disagree by 7-27% either way (docs/notes/cpu.md).
  * Per size class (T / 8 up to T; T, a quarter of the L3, up to 8T, twice
  * the L3; beyond), the first calls planned by redux_cpu_sum_plan take the
  * forms in turn (none, the class's far form, the L1 form), the caller times
@@ -220,10 +193,7 @@ static int prefetch_mode(void) {
  * not a trial). Without it, an undecided class takes the far form, or none
  * under T. Classes: 0 from T, 1 from 8T (twice the L3 by default), and,
  * when measuring, 2 from T / 8 up to T (an input the L3 may keep between
- * calls: stop 42's Intel host read 4 MB from its L3 0.84x fp32's time with
- * the L1 form against 1.01x with none, bench/results/cpu/cpu_prefetch.txt;
- * the AVX-512 EPYC host lost 14-27% to 1 KB ahead into the L1 there, so
- * it is measured). */
+ * calls, where hosts disagree on whether the L1 form pays). */
 static int prefetch_form_of(int64_t input_bytes, int *trial) {
   const int64_t from = redux_cpu_far_prefetch_bytes();
   const int mode = prefetch_mode();
@@ -363,9 +333,8 @@ DEFINE_PARTIAL_D(partial_d_bf16, LOAD_BF16, 2)
 /* partial_d_f32 with each lane's add done as fma(v, 1.0, a): v * 1.0 is v
  * exactly and the fma rounds v + a once, so every lane gets the same bits as
  * the add. Why: on Zen 3 the conversions and the adds share the two FP add
- * pipes, and the fma moves the adds to the otherwise idle FMA pipes: one
- * core, 12.5 -> 18.3 elements/ns on rows of 1024 in cache, 12.2-12.5 ->
- * 13.9-16.6 in L3, the same out of cache (bench/results/cpu/cpu_loop.txt). */
+ * pipes, and the fma moves the adds to the otherwise idle FMA pipes
+ * (docs/notes/cpu.md). */
 #define FMA_LANES(k) \
   a##k = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(p + i + 4 * k)), one, a##k)
 /* The 32 lanes of `count` elements into OUT (eight 4-wide vectors). FAR:
@@ -416,13 +385,10 @@ __attribute__((target("avx2,fma"))) static double partial_d_f32_fma(const void *
 /* Float32 rows [r0, r1) of length n into float32 outputs with the loop
  * inlined: what redux_cpu_sum_rows computes through partial and combine
  * (0.0 + the row's partial, rounded), without two calls and their checks
- * a row (rows of 1024: ~5 ns a row of ~62). A row's tree is finished after
- * the next row's loop: its chain of dependent adds then overlaps that loop
- * (same adds; one core in cache, rows of 1024 47.7 -> 45.8 us a 1M sum,
- * rows of 256 55.5 -> 50.4; stop 37, bench/cpu_rows.c). Its first level
- * is added at once, so four vectors wait instead of eight and stay in
- * registers beside the loop's eight accumulators (46.2-46.6 -> 45.0-45.4
- * us; stop 38). */
+ * a row. A row's tree is finished after the next row's loop, so its chain
+ * of dependent adds overlaps that loop (same adds); its first level is
+ * added at once, so four vectors wait instead of eight and stay in
+ * registers beside the loop's eight accumulators (docs/notes/cpu.md). */
 __attribute__((target("avx2,fma"), always_inline)) static inline void rows_f32_fma_loop(const float *x, float *y,
                                                                                         int64_t r0, int64_t r1,
                                                                                         int64_t n, int far) {

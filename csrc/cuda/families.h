@@ -13,7 +13,7 @@ namespace redux {
  * stream counters or NULL, see redux_cuda_sum), its workspace bytes and the
  * ticket counters it needs. */
 
-/* sum_full.cu: chunked single pass, [outer, n]; polled or ticket finish. */
+/* sum_chunks.cu: chunked single pass, [outer, n]; polled or ticket finish. */
 redux_status launch_chunks(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
                            size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
                            cudaStream_t stream, redux_family family);

@@ -6,7 +6,7 @@
  *   common.cuh     block size, cache-hint rule, launch errors
  *   dispatch.cuh   dtype dispatch;  workspace.cuh  counters and partials
  *   grid.cuh       grid sizing;     finish.cuh     ticket and polled finishes
- *   full_plan.cuh  the full/rows family's plan and tree constants
+ *   chunk_plan.cuh  the full/rows family's plan and tree constants
  *   families.h     the family launchers
  */
 #ifndef REDUX_CUDA_INTERNAL_CUH
@@ -16,7 +16,7 @@
 #include "dispatch.cuh"
 #include "families.h"
 #include "finish.cuh"
-#include "full_plan.cuh"
+#include "chunk_plan.cuh"
 #include "grid.cuh"
 #include "workspace.cuh"
 

@@ -22,7 +22,7 @@
  *   finish_kernel         fp64 cell -> float32 output (rungs 1-4, 6).
  * Rungs 1-4, 6 and 7 are not bitwise reproducible (atomic order, or a grid
  * from the device); rung 5 is. redux::sum (rung 9) is the product
- * (sum_full.cu, sum_rows.cu, sum_cols.cu).
+ * (sum_chunks.cu, sum_rows.cu, sum_cols.cu).
  */
 #include <cub/device/device_reduce.cuh>
 

@@ -28,9 +28,9 @@ __device__ __forceinline__ float abs_max4(float m, float4 v) {
 }
 
 /* Not a sum: grid-stride, 4 16-byte loads in flight per thread, one block
- * per occupancy slot: the fastest pattern of the H200 at 1 GiB in the
- * variant timings (bench/variants.cu, section read); ordinary loads
- * (fastest at 1 GiB) or evict-first ones (fastest up to 256 MiB). */
+ * per occupancy slot: the fastest pattern of the H200 at 1 GiB
+ * (bench/reads.cu); ordinary loads (fastest at 1 GiB) or evict-first ones
+ * (fastest up to 256 MiB). */
 template <bool EVICT_FIRST>
 __global__ void __launch_bounds__(kBlock) read_probe_kernel(const float *__restrict__ x, int64_t n, float *sink) {
   constexpr int U = 4;
@@ -52,9 +52,9 @@ __global__ void __launch_bounds__(kBlock) read_probe_kernel(const float *__restr
 
 /* Not a sum: a block per piece of kBlock 16-byte vectors (16 KB of fp32),
  * one load a thread, blocks launched per piece: the fastest read of 52.4M
- * fp32 on the H100 and the H200 in bench/variants.cu (sections wide and
- * depth); the grid-stride probe reads those bytes 3-4% slower on the H200
- * and 8% slower on the H100 (and is the faster from 512 MiB up). */
+ * fp32 measured on the H100 and the H200; the grid-stride probe reads those
+ * bytes 3-4% slower on the H200 and 8% slower on the H100 (and is the
+ * faster from 512 MiB up; docs/notes/full-sum.md). */
 template <bool EVICT_FIRST>
 __global__ void __launch_bounds__(kBlock) read_pieces_kernel(const float *__restrict__ x, int64_t n, float *sink) {
   const float4 *x4 = reinterpret_cast<const float4 *>(x);

@@ -60,8 +60,8 @@
 
 namespace redux {
 
-/* Build constants, chosen by sweeps of the columns family on the H200's
- * three column targets (bench/sweep.sh cols; bench/results/h200/).
+/* Build constants, chosen by sweeps of the columns family on the three
+ * column targets (bench/sweep.sh cols).
  * Work items a problem is cut into, about: about one per resident block,
  * so a block streams one long run of rows instead of draining its loads at a
  * tree and a ticket every few rows (512 beat 1024 to 4096 at every target).
@@ -286,9 +286,8 @@ sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
  * counters (cols_use_strips). A work item is (slice o, chunk c of 256 rows,
  * strip j of 64 columns), one item a block of 1024 threads, in window order
  * (a chunk's strips side by side, then the next chunk), so the blocks at
- * work read one band of rows: stop 44 measured such blocks 3.5% (8192 x
- * 8192) and 8.5% ((256, 4096, 64)) faster than the tile kernel's 512 KB
- * items on long-lived blocks (HISTORY "Stop 44", H200).
+ * work read one band of rows, 3.5-8.5% faster than the tile kernel's
+ * 512 KB items on long-lived blocks (docs/notes/columns.md).
  * In a chunk, thread (ty, tx) of 64 x 16 adds rows ty, ty + 64, ty + 128,
  * ty + 192 (those < n) of columns 4 tx .. 4 tx + 3 in order from zero; the
  * two row lanes of a warp (ty = 2w, 2w + 1) are added; then for each
@@ -308,8 +307,8 @@ constexpr int kStripGroups = kStripBlock / kStripCols; /* threads a column in th
 /* Slots a finishing thread polls at once: the target shapes' runs are 1-2
  * chunks; 4 spilled 20 bytes under the 32-register cap (2: 8, as none). */
 constexpr int kStripFinishBatch = 2;
-/* Runs a finishing thread loads from shared memory at once (4 measured in
- * stop 45; 8 and 16 compile to the same registers). */
+/* Runs a finishing thread loads from shared memory at once (8 and 16
+ * compile to the same registers as 4). */
 constexpr int kStripRunBatch = 4;
 
 /* Shape and input dtype only, so the sharded units (which know no output
@@ -458,8 +457,8 @@ constexpr int strips_min_blocks() {
 }
 
 /* Where a launch's items lie, fixed at launch so that a block's first
- * load waits on few instructions (a block lives ~9000 cycles; stop 45
- * measured 0.3 us at (256, 4096, 64) for two integer divisions): the
+ * load waits on few instructions (a block lives ~9000 cycles; two integer
+ * divisions cost 0.3 us at (256, 4096, 64)): the
  * divisors of an item's index (the strips of a row, the chunks [c0, c1) of
  * a slice) and the floats from one slice's rows of those chunks to the
  * next's. Items, strips and chunks fit 31 bits: the slots of all items fit
@@ -576,8 +575,8 @@ redux_status launch_strips(const float *x, Out *y, void *ws, size_t ws_bytes, un
   const int64_t chunks = ceil_div(s.n, kStripChunkRows), segments = s.outer * (s.inner / kStripCols);
   const int64_t streaming = grid > 0 ? grid : s.outer * chunks * (s.inner / kStripCols);
   /* as few finishers as finish the segments in as many rounds as one an SM
-   * would, each the same count (fewer blocks; the count itself measured level
-   * at 128, 132 and 256 for 256 segments: HISTORY "Stop 45") */
+   * would, each the same count (fewer blocks; 128, 132 and 256 finishers
+   * measured level for 256 segments) */
   const int64_t rounds = ceil_div(segments, device_sms()), finishers = ceil_div(segments, rounds);
   const bool aligned = (uintptr_t)x % 16 == 0;
   auto kernel = grid > 0 ? (aligned ? sum_strips_kernel<Out, true, true, true> : sum_strips_kernel<Out, false, true, true>)

@@ -7,9 +7,9 @@
  *                    reduces with shuffles. kBlock / width rows per block,
  *                    blocks grid-stride over row groups. No workspace.
  *                    Evict-first loads up to kStreamMaxBytes of input (common.cuh).
- *   long rows        launch_chunks (sum_full.cu): several blocks per row,
+ *   long rows        launch_chunks (sum_chunks.cu): several blocks per row,
  *                    last-block finish.
- * The lane mapping and trees depend on (n, dtype) only; see sum_full.cu.
+ * The lane mapping and trees depend on (n, dtype) only; see sum_chunks.cu.
  */
 #include "dispatch.cuh"
 #include "families.h"

@@ -6,7 +6,7 @@
 
 #include <torch/extension.h>
 
-inline void check_vectorsum_args(const torch::Tensor &x, const torch::Tensor &out) {
+inline void check_submission_args(const torch::Tensor &x, const torch::Tensor &out) {
   TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat && x.dim() == 1,
               "custom_kernel: the input of 'data' must be a 1-D float32 CUDA tensor");
   TORCH_CHECK(out.numel() == 1 && out.scalar_type() == torch::kFloat && out.device() == x.device() &&

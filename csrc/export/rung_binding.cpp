@@ -1,5 +1,5 @@
 // The binding of an exported ladder rung (python -m leaderboard export --op
-// NAME): custom_kernel((data, output)) is one call of vectorsum, which runs
+// NAME): custom_kernel((data, output)) is one call of submission_sum, which runs
 // rung REDUX_EXPORT_RUNG (defined by the export before this file) through
 // the C API, with a workspace from torch's caching allocator, as the
 // extension's rung ops do (csrc/torch/ladder_cuda.cpp).
@@ -11,8 +11,8 @@
 
 #include "redux/redux.h"
 
-torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out) {
-  check_vectorsum_args(x, out);
+torch::Tensor submission_sum(torch::Tensor x, torch::Tensor out) {
+  check_submission_args(x, out);
   const c10::cuda::CUDAGuard guard(x.device());
   if (x.numel() == 0) return out.zero_().view(c10::IntArrayRef{});
   if (!x.is_contiguous() || reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 != 0) x = x.clone();

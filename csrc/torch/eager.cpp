@@ -4,8 +4,8 @@
 // through the dispatcher (every kernel, autograd and dispatch mode as
 // torch.ops would) but take their arguments straight from Python, as
 // torch.sum's own binding does: the torch.ops call's schema-driven argument
-// parsing cost ~2 us of host time a call (stop 38), 4 us and 12 us after a
-// streamed input on stop 42's host (bench/cpu_host.py). Only plain tensors
+// parsing costs 2-12 us of host time a call (docs/notes/host-path.md;
+// bench/cpu_host.py measures it). Only plain tensors
 // outside __torch_function__ modes take them (redux.sum also not while
 // tracing); no arithmetic here, only argument conversion.
 #include <Python.h>

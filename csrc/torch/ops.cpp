@@ -4,7 +4,7 @@
 // redux.sum's and redux.mean's eager entries, packet_sum() and packet_mean()
 // the calls of torch.ops.redux.sum and .mean (eager.cpp).
 // Backend implementations: sum_cpu.cpp, sum_cuda.cpp, sum_meta.cpp, mean.cpp,
-// sharded*.cpp, ladder*.cpp, probe*.cpp, contest.cpp; autograd: autograd.cpp.
+// sharded*.cpp, ladder*.cpp, probe*.cpp, competition.cpp; autograd: autograd.cpp.
 #include <Python.h>
 #include <torch/library.h>
 
@@ -87,8 +87,8 @@ TORCH_LIBRARY(redux, m) {
     m.def(schema.c_str(), {at::Tag::pt2_compliant_tag});  // parsed here, copied
   }
   // Internal: the competition entry point custom_kernel (task.h) of
-  // csrc/torch/contest.cpp, for the evaluator. Writes into `output`.
-  m.def("_contest_custom_kernel(Tensor data, Tensor(a!) output) -> Tensor(a)");
+  // csrc/torch/competition.cpp, for the evaluator. Writes into `output`.
+  m.def("_competition_custom_kernel(Tensor data, Tensor(a!) output) -> Tensor(a)");
   // Internal: sharded sums (sharded.cpp, redux/distributed.py). A shard of
   // dim 0 as the kernels read it plus the layout (the whole tensor's plan);
   // the partials of units of it (uint8 bytes of the backend's accumulators);

@@ -189,7 +189,7 @@ SumPlan plan_from_spec(const SumSpec &spec, const at::Tensor &self, bool keepdim
 }
 }  // namespace
 
-SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
+SumPlan plan_sum(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
                       bool keepdim, std::optional<at::ScalarType> dtype) {
   const SumSpec spec = sum_spec(op, self, dim, dtype);  // argument errors first, as torch.sum
   TORCH_CHECK(self.device().is_cpu() || self.device().is_cuda(), op,
@@ -197,7 +197,7 @@ SumPlan make_sum_plan(const char *op, const at::Tensor &self, at::OptionalIntArr
   return plan_from_spec(spec, self, keepdim);
 }
 
-SumPlan plan_sum(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
+SumPlan plan_sum_any_device(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                  std::optional<at::ScalarType> dtype) {
   return plan_from_spec(sum_spec(op, self, dim, dtype), self, keepdim);
 }

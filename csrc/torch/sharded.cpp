@@ -27,7 +27,7 @@ std::tuple<at::Tensor, std::vector<int64_t>> sharding_impl(const at::Tensor &x, 
                 " differs from the whole tensor's ", global_sizes[d], " (only dim 0 may be sharded)");
   TORCH_CHECK(x.size(0) <= global_sizes[0], kShardOp, ": the shard has more of dim 0 than the whole tensor");
   const at::Tensor whole = at::empty(global_sizes, x.options().device(at::kMeta));
-  const SumPlan plan = plan_sum("redux.distributed.sum", whole, dim, false, dtype);
+  const SumPlan plan = plan_sum_any_device("redux.distributed.sum", whole, dim, false, dtype);
   std::vector<int64_t> layout(kLayoutFields, 0);
   layout[kInType] = plan.in_t;
   layout[kOutType] = plan.out_t;

@@ -44,7 +44,7 @@ void run_plan(const SumPlan &p, const void *x, void *y, int64_t pieces) {
 at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype, int64_t pieces) {
   TORCH_CHECK(pieces >= 0, kOp, ": argument 'grid' must be >= 0, got ", pieces);
-  const SumPlan plan = make_sum_plan(kOp, self, dim, keepdim, dtype);
+  const SumPlan plan = plan_sum(kOp, self, dim, keepdim, dtype);
   auto [result, kernel_out] = allocate_outputs(plan);
   if (plan.trivial) return result;
   run_plan(plan, plan.input.const_data_ptr(), kernel_out.mutable_data_ptr(), pieces);

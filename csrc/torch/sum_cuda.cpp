@@ -1,5 +1,5 @@
 // CUDA implementation of redux::sum: plan, the current stream's own ticket
-// counters and workspace (tickets.h; a workspace too large for it, or a
+// counters and workspace (stream_buffers.h; a workspace too large for it, or a
 // graph capture, gets one from the caching allocator on the stream: never a
 // global buffer, concurrent streams and captures each get their own), then
 // one C API call.
@@ -8,7 +8,7 @@
 #include <torch/library.h>
 
 #include "plan.h"
-#include "tickets.h"
+#include "stream_buffers.h"
 
 namespace redux_shim {
 namespace {
@@ -19,7 +19,7 @@ at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
                     std::optional<at::ScalarType> dtype, int64_t grid) {
   TORCH_CHECK(grid >= 0 && grid <= INT32_MAX, kOp, ": argument 'grid' must be in [0, 2^31), got ", grid);
   const c10::cuda::CUDAGuard guard(self.device());
-  const SumPlan plan = make_sum_plan(kOp, self, dim, keepdim, dtype);
+  const SumPlan plan = plan_sum(kOp, self, dim, keepdim, dtype);
   auto [result, kernel_out] = allocate_outputs(plan);
   if (plan.trivial) return result;
 

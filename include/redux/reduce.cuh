@@ -221,8 +221,8 @@ __device__ __forceinline__ void for_each_strided_vec(const In *__restrict__ p, i
  * base[0, n) to acc, in that tile order. A tile is `width` vectors of VEC
  * elements; lane l owns vector l of each tile. UNROLL tiles are loaded before
  * they are added (UNROLL loads in flight). The product's chunks call it with
- * stride 1 on their own contiguous run of tiles (sum_full.cu); a stride > 1
- * deals tiles round robin (bench/variants.cu's prototypes). In the partial last tile (n not a multiple of the tile), each
+ * stride 1 on their own contiguous run of tiles (sum_chunks.cu); a stride > 1
+ * deals tiles round robin. In the partial last tile (n not a multiple of the tile), each
  * lane reads its elements one by one, in the same order. ALIGNED: base is
  * 16-byte aligned. */
 template <typename P, int VEC, int UNROLL, bool ALIGNED, bool STREAM, typename In>

@@ -233,7 +233,7 @@ size_t redux_cuda_sum_workspace_bytes_beside(redux_family family, redux_shape sh
 size_t redux_cuda_sum_counters(redux_family family, redux_shape shape,
                                redux_dtype in, redux_dtype out);
 /* Enough for the largest polled sums: a full sum of 256 MiB in 32 KB chunks
- * (a 4-word slot each: 32768 words; csrc/cuda/full_plan.cuh checks it), and
+ * (a 4-word slot each: 32768 words; csrc/cuda/chunk_plan.cuh checks it), and
  * the column sums that the strips tree finishes from slots (a slot for each
  * 256 rows of each column: 1 Mi words, 4 MiB, cover a (8192, 8192) fp32
  * input; csrc/cuda/sum_cols.cu takes the strips tree only where they fit). */

@@ -1,11 +1,11 @@
 // The binding of the exported competition submission (python -m leaderboard
-// export): custom_kernel((data, output)) is one call of vectorsum. Not part
+// export): custom_kernel((data, output)) is one call of submission_sum. Not part
 // of redux._C; the export carries it inline after the full family's sources
-// and csrc/torch/tickets_cuda.cpp, so it runs exactly the extension's
-// kernel with the extension's per-stream buffers (tickets.h): the counter
+// and csrc/torch/stream_buffers_cuda.cpp, so it runs exactly the extension's
+// kernel with the extension's per-stream buffers (stream_buffers.h): the counter
 // words stay zeroed per stream (no memset per call), the partials live in
 // the stream's workspace (no allocation per call), and a graph capture gets
-// its own, like the extension's own contest entry (csrc/torch/contest.cpp).
+// its own, like the extension's own contest entry (csrc/torch/competition.cpp).
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/extension.h>
@@ -13,12 +13,12 @@
 #include "binding_args.h"
 
 #include "families.h"
-#include "tickets.h"
+#include "stream_buffers.h"
 
 // The sum of x into out (one float32 element on x's device), returned as a
 // 0-dim view of out. (Not view({}): braces pick view(ScalarType).)
-torch::Tensor vectorsum(torch::Tensor x, torch::Tensor out) {
-  check_vectorsum_args(x, out);
+torch::Tensor submission_sum(torch::Tensor x, torch::Tensor out) {
+  check_submission_args(x, out);
   const c10::cuda::CUDAGuard guard(x.device());
   if (x.numel() == 0) return out.zero_().view(c10::IntArrayRef{});
   if (!x.is_contiguous()) x = x.contiguous();

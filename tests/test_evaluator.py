@@ -1,4 +1,4 @@
-"""The competition interface: the popcorn protocol evaluator, seed mixing,
+"""The competition interface: the evaluator of the runner protocol, seed mixing,
 exit codes, the one-file export, and the task.h / utils.h headers."""
 import ast
 import os
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from conftest import cuda
-from leaderboard import export, popcorn
+from leaderboard import evaluator, export
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,19 +49,19 @@ def evaluate(mode, testfile, *extra, device="cpu", env_extra=None, fd=True):
 
 
 def test_parse_test_file():
-    cases = popcorn.parse_test_file("size: 1024; seed: 5236\n\nsize: 7;seed: 1; kind: big\n")
+    cases = evaluator.parse_test_file("size: 1024; seed: 5236\n\nsize: 7;seed: 1; kind: big\n")
     assert cases == [{"size": 1024, "seed": 5236}, {"size": 7, "seed": 1, "kind": "big"}]
     for bad in ("size 1024; seed: 1", "size: 1024", "size: x; seed: 1", ""):
-        with pytest.raises(popcorn.SpecError):
-            popcorn.parse_test_file(bad)
-    assert popcorn.spec_string(cases[0]) == "size: 1024; seed: 5236"
+        with pytest.raises(evaluator.SpecError):
+            evaluator.parse_test_file(bad)
+    assert evaluator.spec_string(cases[0]) == "size: 1024; seed: 5236"
 
 
 def test_seed_mixing_is_cantor_pairing():
-    assert popcorn.combine_seed(1, 2) == 1 + 3 * 4 // 2
-    assert popcorn.combine_seed(5236, 0) == 5236 + 5236 * 5237 // 2
+    assert evaluator.combine_seed(1, 2) == 1 + 3 * 4 // 2
+    assert evaluator.combine_seed(5236, 0) == 5236 + 5236 * 5237 // 2
     big = 10**12
-    assert popcorn.combine_seed(3, big) > big  # a large secret makes a large seed
+    assert evaluator.combine_seed(3, big) > big  # a large secret makes a large seed
 
 
 def test_correct_submission_passes_test_mode():
@@ -90,10 +90,10 @@ def test_wrong_solutions_fail_test_mode_with_112(name):
     assert any(k.endswith(".error") for k in lines)
 
 
-def test_popcorn_seed_is_mixed_in():
+def test_secret_seed_is_mixed_in():
     rc, lines, err = evaluate("test", TESTS_TXT, "--cpp", env_extra={"POPCORN_SEED": "99"})
     assert rc == 0, err
-    assert lines["test.0.spec"] == f"size: 1023; seed: {popcorn.combine_seed(4242, 99)}"
+    assert lines["test.0.spec"] == f"size: 1023; seed: {evaluator.combine_seed(4242, 99)}"
 
 
 def test_benchmark_and_leaderboard_modes_report_stats(tmp_path):
@@ -135,7 +135,7 @@ def test_profile_mode(tmp_path):
     tf.write_text("size: 4096; seed: 3\n")
     rc, lines, err = evaluate("profile", str(tf), "--cpp")
     assert rc == 0, err
-    assert "redux::_contest_custom_kernel" in lines["benchmark.0.report"]
+    assert "redux::_competition_custom_kernel" in lines["benchmark.0.report"]
 
 
 def test_export_writes_a_valid_single_file_submission(tmp_path):
@@ -172,7 +172,7 @@ def test_exported_submission_compiles_and_loads(tmp_path, monkeypatch, extension
     spec = importlib.util.spec_from_file_location("exported_submission", out)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert callable(module.custom_kernel) and callable(module._module.vectorsum)
+    assert callable(module.custom_kernel) and callable(module._module.submission_sum)
     with pytest.raises(RuntimeError, match="argument|must be"):
         module.custom_kernel((torch.ones(4, dtype=torch.float64), torch.empty(1)))
 

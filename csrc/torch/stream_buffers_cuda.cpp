@@ -1,8 +1,8 @@
-// Per-stream counters and workspace: see tickets.h. Keyed by the stream's
+// Per-stream counters and workspace: see stream_buffers.h. Keyed by the stream's
 // process-unique id (cudaStreamGetId), never by its handle: a destroyed
 // stream's handle can be reused by a new stream while the old one's last
 // kernel still runs.
-#include "tickets.h"
+#include "stream_buffers.h"
 
 #include <ATen/ops/empty.h>
 

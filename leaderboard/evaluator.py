@@ -79,7 +79,7 @@ def spec_string(case):
     return "; ".join(f"{k}: {v}" for k, v in case.items())
 
 
-class PopcornLog:
+class ProtocolLog:
     def __init__(self, fd):
         self.f = os.fdopen(fd, "w", buffering=1)
 
@@ -95,7 +95,7 @@ def load_custom_kernel(submission, cpp):
         import redux  # noqa: F401
 
         def custom_kernel(data):
-            return torch.ops.redux._contest_custom_kernel(data[0], data[1])
+            return torch.ops.redux._competition_custom_kernel(data[0], data[1])
 
         return custom_kernel
     from leaderboard.ops import load_submission
@@ -219,7 +219,7 @@ def main(argv=None):
     if not fd:
         print("POPCORN_FD is not set", file=sys.stderr)
         return EXIT_NO_FD
-    log = PopcornLog(int(fd))
+    log = ProtocolLog(int(fd))
     try:
         with open(args.testfile) as f:
             cases = parse_test_file(f.read())

@@ -5,7 +5,7 @@
 // whose workspace fits skip an allocation each. Both are used only in the
 // stream's order, so a call never meets another call's partials or tickets.
 // (The host time of an allocation per call made the exported submission
-// host-bound in the evaluator's ranked loop: leaderboard/HISTORY.md.)
+// host-bound in the evaluator's ranked loop: docs/notes/host-path.md.)
 #pragma once
 
 #include <ATen/core/Tensor.h>

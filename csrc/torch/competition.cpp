@@ -1,7 +1,7 @@
 // Redux's own answer to the competition (task.h): custom_kernel writes the
 // sum straight into the preallocated output with redux's full-reduction
 // kernel (CUDA) and returns it as a 0-dim view. Registered as the internal
-// op redux::_contest_custom_kernel so the evaluator can call it.
+// op redux::_competition_custom_kernel so the evaluator can call it.
 #include <torch/library.h>
 
 #include "../../task.h"
@@ -11,7 +11,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
-#include "tickets.h"
+#include "stream_buffers.h"
 #endif
 
 // output viewed as shape []. (Not view({}): braces pick view(ScalarType).)
@@ -46,11 +46,11 @@ output_t custom_kernel(input_t data) {
 }
 
 namespace {
-at::Tensor contest_custom_kernel(const at::Tensor &data, const at::Tensor &output) {
+at::Tensor competition_custom_kernel(const at::Tensor &data, const at::Tensor &output) {
   return custom_kernel({data, output});
 }
 }  // namespace
 
 TORCH_LIBRARY_IMPL(redux, CompositeExplicitAutograd, m) {
-  m.impl("_contest_custom_kernel", &contest_custom_kernel);
+  m.impl("_competition_custom_kernel", &competition_custom_kernel);
 }

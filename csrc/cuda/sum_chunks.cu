@@ -39,7 +39,7 @@
  *                         the last block of a row combines that row's.
  *                       Either way partials are combined in chunk order by
  *                       the same fixed tree (combine_strided + block reduce).
- *   plan_chunks         the shape-only cut (full_plan.cuh).
+ *   plan_chunks         the shape-only cut (chunk_plan.cuh).
  *
  * Why it is deterministic: the chunk a value lands in, its thread, its
  * position in that thread's sequence and the trees above are functions of
@@ -49,7 +49,7 @@
  */
 #include "dispatch.cuh"
 #include "families.h"
-#include "full_plan.cuh"
+#include "chunk_plan.cuh"
 #include "grid.cuh"
 
 namespace redux {
@@ -124,13 +124,10 @@ sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, 
 
 /* The wide tree's polled finish, run by the grid's last chunk block or by
  * a dedicated finishing block (BATCH: 8-byte slots in flight a lane; a dd
- * slot counts as two). Inlined: not inlined, it cost 0.3-0.5 us at every
- * size on the H200 (bench/results/h200/wide_finish_inline.txt). The last
- * chunk block keeps four in flight: with eight the block-per-chunk kernel
- * spilled 16 bytes and ran 1.5 us slower at 52.4M on the H100
- * (bench/results/h100/wide_straight.txt); the dedicated block, which
- * holds no chunk, keeps eight, and fp32 -> fp32 still spills nothing
- * (ptxas, sm_90; fp16 -> fp32 spills 4 bytes, fp32 -> fp64 8). */
+ * slot counts as two). Inlined, since a call cost 0.3-0.5 us. The last
+ * chunk block keeps four in flight, since eight spill in the block-per-chunk
+ * kernel; the dedicated block, which holds no chunk, keeps eight
+ * (docs/notes/full-sum.md). */
 template <typename P, int BATCH, typename Out>
 __device__ __forceinline__ void wide_polled_finish(unsigned int *counters, int64_t chunks, typename P::acc_t *scratch,
                                                 Out *y) {
@@ -179,13 +176,10 @@ __device__ __forceinline__ void wide_store(typename P::acc_t acc, int64_t c, int
  * on the device at once) get a dedicated finishing block, launched after
  * the chunks: it combines each slot as it fills, so when the last chunk
  * lands only a few slots and the tree are left, where the last chunk's block
- * would first read its own chunk and then wait on every slot. Measured on
- * the H100 (bench/variants.cu section defer, bench/results/h100/defer*.txt,
- * medians, dedicated b8 against the last block): 52.4M fp32 (24 waves)
- * 75.2-75.5 against 76.7-76.9 us, 26.2M (12 waves) 41.2-41.4 against
- * 41.4-41.5; at 13.1M (6 waves) and below it lost 0.2-0.5 us: a block
- * polling through a short grid takes more than it saves. Schedule only:
- * the same slots combined in the same order. */
+ * would first read its own chunk and then wait on every slot. Below 8 waves
+ * a block polling through a short grid takes more than it saves
+ * (docs/notes/full-sum.md). Schedule only: the same slots combined in the
+ * same order. */
 constexpr int64_t kWideDedicatedWaves = 8;
 
 /* The wide tree (plan_chunks: a full sum of a streamed input). STRIDED

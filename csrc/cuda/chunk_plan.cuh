@@ -1,8 +1,8 @@
-/* The shape-only cut of the full/rows family (sum_full.cu): its tree
+/* The shape-only cut of the full/rows family (sum_chunks.cu): its tree
  * constants and plan_chunks, apart from the kernel because the launcher,
  * the workspace queries and the exported submission all plan with it. */
-#ifndef REDUX_CUDA_FULL_PLAN_CUH
-#define REDUX_CUDA_FULL_PLAN_CUH
+#ifndef REDUX_CUDA_CHUNK_PLAN_CUH
+#define REDUX_CUDA_CHUNK_PLAN_CUH
 
 #include "common.cuh"
 #include "finish.cuh"
@@ -21,14 +21,10 @@ constexpr int kUnroll = 8;
  * the wide tree: chunks of kWideTiles tiles of kWideBlock vectors (32 KB),
  * a block of kWideBlock threads each, launched one block per chunk (the
  * hardware hands chunks out in index order, so the blocks at work read one
- * narrow window) and finished by polled slots. Measured (bench/variants.cu
- * section wide, bench/results/{h100,h200}/wide.txt), at 52.4M fp32: 76.6 us
- * on the H100 and 55.6 on the H200, against 78.4 and 59.2 for the previous
- * tree (kBlock lanes, kUnroll tiles a chunk) and 76.6 and 58.4 for the
- * public fp32 float-atomic entry; faster at every size from 1.6M. Larger
- * inputs are cut into at most kChunksTarget chunks of kBlock lanes that
- * stream on blocks that fit at once: at 1 GiB the small chunks lost on the
- * H200 (272-281 us against 248) and tied on the H100 (358-360 against 364). */
+ * narrow window) and finished by polled slots: faster than the 256-lane
+ * chunks at every size from 1.6M on both GPUs. Larger inputs are cut into
+ * at most kChunksTarget chunks of kBlock lanes that stream on blocks that
+ * fit at once, where small chunks lost (docs/notes/full-sum.md). */
 constexpr int kWideBlock = 1024;
 constexpr int kWideTiles = 2;
 /* Blocks of kWideBlock per SM the compiler must leave registers for: all
@@ -125,4 +121,4 @@ inline int64_t chunk_elements(const chunks_plan &p, redux_dtype in) {
 
 }  // namespace redux
 
-#endif /* REDUX_CUDA_FULL_PLAN_CUH */
+#endif /* REDUX_CUDA_CHUNK_PLAN_CUH */

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Build redux on a GPU machine and run the checks and measurements chosen by
+# STEPS (default "build test"), with logs and records under $OUT:
+#   build        python setup.py build_ext --inplace for TORCH_CUDA_ARCH_LIST
+#                (default 9.0), MAX_JOBS (default 16); the build log, and
+#                the product's SASS (cuobjdump -sass) as $OUT/sass.txt with
+#                its digest (scripts/sass_digest.py)
+#   test         the pytest suite but the compile-only tests/test_archs.py
+#                (CI runs that); CUDA tests run, not skip. SLICE=NAME runs
+#                one part of it:
+#                  core    test_bit_identity test_cuda_tree test_contracts
+#                  export  test_evaluator (builds exported files with load_inline)
+#                  sums    test_sum test_fuzz test_reliability test_ladder
+#                  switch  test_switch test_versus
+#                  multi   test_distributed (two GPUs for its NCCL tests)
+#                  rest    every other file
+#                PYTEST_ARGS are passed on (e.g. "-n 8" with pytest-xdist).
+#   leaderboard  python -m leaderboard -> $OUT/leaderboard/
+#   shapes       python -m leaderboard shapes (the performance targets)
+#   versus       python -m leaderboard versus with the two comparison entries
+#                (bench/entries), leaderboard mode, 100 runs
+#   sanitize     tests/sanitize.sh (the four compute-sanitizer tools)
+#   eval         the exported submission and torch.sum through the evaluator
+#                in test, benchmark and leaderboard modes
+#   bench        bench/reads.cu, bench/full_sum.cu, bench/families.cu -> $OUT/bench.txt
+#   sweep        bench/sweep.sh for each family in SWEEP (default "cols rows")
+# REQUIRE_GPU=TEXT runs nothing (exit 3) unless the GPU's name holds TEXT.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/redux_out}
+STEPS=${STEPS:-build test}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16}
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+if [[ -n ${REQUIRE_GPU:-} ]]; then
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  if [[ $gpu != *"$REQUIRE_GPU"* ]]; then
+    echo "gpu_check: the GPU is '$gpu', not a '$REQUIRE_GPU': nothing run" >&2
+    exit 3
+  fi
+fi
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)"
+if has build; then
+  rm -rf build redux/_C*.so
+  ( time python3 setup.py build_ext --inplace ) > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+  grep -E "^redux:" "$OUT/build.log"
+  cuobjdump -sass redux/_C*.so > "$OUT/sass.txt" 2>/dev/null && python3 scripts/sass_digest.py "$OUT/sass.txt"
+fi
+declare -A SLICES=(
+  [core]="test_bit_identity test_cuda_tree test_contracts"
+  [export]="test_evaluator"
+  [sums]="test_sum test_fuzz test_reliability test_ladder"
+  [switch]="test_switch test_versus"
+  [multi]="test_distributed"
+)
+slice_files() {  # the test files of slice $1, one per line
+  if [[ $1 == rest ]]; then
+    local named=" test_archs ${SLICES[*]} " f
+    for f in tests/test_*.py; do f=$(basename "$f" .py); [[ $named == *" $f "* ]] || echo "tests/$f.py"; done
+  elif [[ -n ${SLICES[$1]:-} ]]; then
+    local f; for f in ${SLICES[$1]}; do echo "tests/$f.py"; done
+  else
+    echo "gpu_check: SLICE must be one of: ${!SLICES[*]} rest (got '$1')" >&2; return 1
+  fi
+}
+if has test; then
+  if [[ -n ${SLICE:-} ]]; then
+    files=$(slice_files "$SLICE") || exit 2
+    # shellcheck disable=SC2086
+    python3 -m pytest $files -q -ra ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest_$SLICE.log" | tail -${TEST_TAIL:-8}
+  else
+    # shellcheck disable=SC2086
+    python3 -m pytest tests -q -ra --ignore=tests/test_archs.py ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" |
+      tail -${TEST_TAIL:-8}
+  fi
+fi
+if has leaderboard; then
+  python3 -m leaderboard --out "$OUT/leaderboard" ${LEADERBOARD_ARGS:-} 2>"$OUT/leaderboard.err" \
+    | tee "$OUT/leaderboard.txt" | tail -25
+fi
+if has shapes; then
+  python3 -m leaderboard shapes --json "$OUT/shapes.json" --plot "$OUT/shapes.png" ${SHAPES_ARGS:-} 2>&1 \
+    | tee "$OUT/shapes.txt" | tail -40
+fi
+if has versus; then
+  python3 -m leaderboard versus bench/entries/atomic_fp32.py bench/entries/chunked_fp32.py --mode leaderboard \
+    --runs 100 --out "$OUT" > "$OUT/versus.txt" 2>&1
+  echo "versus exit=$?"; tail -22 "$OUT/versus.txt"
+fi
+if has sanitize; then
+  OUT=/tmp/sanitize bash -c 'mkdir -p /tmp/sanitize; bash tests/sanitize.sh' 2>&1 | tee "$OUT/sanitize.txt"
+fi
+if has eval; then
+  python3 -m leaderboard export --out "$OUT/submission.py"
+  for sub in ${SUBS:-"$OUT/submission.py" tests/solutions/torch_sum.py}; do
+    for mode in test benchmark leaderboard; do
+      file=leaderboard/benchmarks.txt; [ $mode = test ] && file=leaderboard/tests.txt
+      POPCORN_FD=3 python3 -m leaderboard evaluate $mode $file --submission "$sub" \
+        3> "$OUT/eval_$(basename "$sub" .py)_$mode.txt"
+      echo "$(basename "$sub") $mode exit=$?"
+    done
+  done
+fi
+if has bench; then
+  for prog in reads full_sum families; do
+    srcs="csrc/cuda/*.cu"; [[ $prog == reads ]] && srcs=csrc/cuda/read_probe.cu
+    # shellcheck disable=SC2086
+    nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -Icsrc/cuda "bench/$prog.cu" $srcs csrc/cpu/status.c \
+      -o "/tmp/$prog" && "/tmp/$prog" >> "$OUT/bench.txt" 2>&1
+    echo "bench/$prog.cu exit=$?"
+  done
+fi
+if has sweep; then
+  for fam in ${SWEEP:-cols rows}; do
+    bash bench/sweep.sh "$fam" 2>&1 | tee "$OUT/sweep_$fam.txt" | grep -E "^(==|cols|rows|sum|FAIL)"
+  done
+fi
