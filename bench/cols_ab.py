@@ -2,7 +2,7 @@
 (leaderboard/core.Timer), median of interleaved samples: torch.ops.redux.sum
 vs torch.sum in fp32, fp16 and fp64, for the redux built in this checkout,
 and the same op called through torch's own packet route
-(OpOverloadPacket.__call__: the host path it took before stop 42). To A/B
+(OpOverloadPacket.__call__, without redux's eager entry). To A/B
 two versions of the columns family, build and run it in each.
 Run on the GPU: python bench/cols_ab.py [DTYPE ...] (default float32 float16
 float64)"""

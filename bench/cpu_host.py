@@ -1,12 +1,11 @@
-"""Host cost of a CPU call, warm and right after a streamed input (evidence
-tool, not a test; leaderboard/HISTORY.md "Stop 37, CPU").
+"""What does a small CPU call cost on the host, warm and right after a
+streamed input? (A measuring program, not a test.)
 
-torch.ops.redux.sum (since stop 42 its packet serves plain calls through
+torch.ops.redux.sum (its packet serves plain calls through
 redux._C.packet_sum), the same call through torch's own packet route
-(OpOverloadPacket.__call__, what it took before stop 42), the redux.sum
-wrapper (since stop 38 its eager entry, redux._C.sum, for plain tensors),
-torch.sum and torch.ops.aten.sum (torch's own op through the torch.ops
-route, since stop 39) on a small input
+(OpOverloadPacket.__call__), the redux.sum wrapper (its eager entry,
+redux._C.sum, for plain tensors), torch.sum and torch.ops.aten.sum
+(torch's own op through the torch.ops route) on a small input
 (32 x 32, over dim 1), one thread, median of CALLS calls: alone (the host
 path warm in the caches), and each call right after a direct ctypes call
 of the C kernel

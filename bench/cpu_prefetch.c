@@ -1,6 +1,6 @@
-/* The CPU float32 loop's software prefetch, on one or two threads: the
- * evidence behind csrc/cpu/sum_cpu.c's far prefetch (leaderboard/
- * HISTORY.md "Stop 34"; issue 15, target 4).
+/* Which software prefetch pays for the CPU float32 loop on this host, on
+ * one or two threads? The evidence behind csrc/cpu/sum_cpu.c's prefetch
+ * forms, which the product also measures at run time (docs/notes/cpu.md).
  *
  * A standalone measuring program, not part of the product. Every variant is
  * the product's float32 FMA loop (32 fp64 lanes as eight 4-wide vectors,
@@ -8,15 +8,15 @@
  * differs only in its prefetch, issued twice per 32 elements (once per
  * 64-byte line):
  *   near 1k   __builtin_prefetch(..., 3) 1 KB ahead: prefetcht0, into the
- *             L1 (the product's loop under half the L3 until stop 36);
+ *             L1;
  *   far 8k    __builtin_prefetch(..., 1) 8 KB ahead: prefetcht2, into the
  *             L2 (the product's loop, where measured to pay, from a
- *             quarter of the L3 to twice the L3 (half until stop 41); far
+ *             quarter of the L3 to twice the L3; far
  *             16k from twice the L3, none under a quarter of the L3);
  *   far 12k, far 16k, L2 at 12 / 16 KB; near+far, both kinds each line;
  *   far 4k    prefetcht2 4 KB ahead; t0 8k: prefetcht0 8 KB ahead (into
- *             the L1); nta 8k: prefetchnta 8 KB ahead (stop 35: what the
- *             16M rows, still 4-9% over fp32 with far 8k, might want);
+ *             the L1, the product's third form); nta 8k: prefetchnta 8 KB
+ *             ahead;
  *   none      no software prefetch;
  *   fp32      torch.sum's kind of loop (four 8-wide fp32 accumulators).
  * ROW-element rows over an ELEMENTS buffer (the full sum's units are rows

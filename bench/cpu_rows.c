@@ -1,6 +1,6 @@
-/* Where a CPU rows sum loses time against torch.sum's kind of loop, one
- * thread, in cache: the evidence behind leaderboard/HISTORY.md "Stop 37,
- * CPU" (issue 15, target 4: rows of 1M fp32 elements).
+/* Where does a CPU rows sum lose time against torch.sum's kind of loop,
+ * one thread, in cache? (Rows of 1024 still pay ~3 ns a row: an open
+ * question, docs/notes/cpu.md.)
  *
  * A standalone measuring program, not part of the product. Each variant sums
  * ROWS rows of N fp32 elements into ROWS floats:

@@ -1,30 +1,33 @@
 #!/usr/bin/env bash
-# Sweep of a kernel family's build constants with the variant timer
-# (bench/variants.cu), on the GPU. Usage: bash bench/sweep.sh full|cols|rows
-#   full: CONFIGS of "kChunksMinBlocks:kChunksTarget:kUnroll"           (full_plan.cuh)
+# Which values of a kernel family's constants are fastest on this GPU?
+# Usage: bash bench/sweep.sh full|cols|rows   (on a GPU machine, from anywhere)
+#   full: CONFIGS of "kChunksMinBlocks:kChunksTarget:kUnroll" (chunk_plan.cuh; times bench/full_sum.cu)
 #   cols: CONFIGS of "kColsMinBlocks:kColsFinishBatch:kColsUnroll:kColsTargetItems:kColsClusterMax:
-#         kColsMinRowsPerThread" (sum_cols.cu; kColsClusterMax 0 turns the cluster finish off)
-#   rows: CONFIGS of "kRowsUnroll"                                       (sum_rows.cu)
+#         kColsMinRowsPerThread" (sum_cols.cu; kColsClusterMax 0 turns the cluster finish off;
+#         times bench/families.cu)
+#   rows: CONFIGS of "kRowsUnroll" (sum_rows.cu; times bench/families.cu)
 # The product has no build knobs: each configuration is a copy of csrc/cuda
 # in a temporary folder with those constexpr values rewritten, so a sweep
 # never touches product code. Builds in parallel, then times one binary at
-# a time. Constants that are part of the reduction tree change the bits.
+# a time. Constants that are part of the reduction tree change the bits
+# (the programs' reference checks still hold; the digests would not).
 # SED="expr": a sed expression applied to the family's file in every copy
 # (a launch choice that is not a constant), checked to change the file.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FAMILY=${1:-full}
 case $FAMILY in
-  full) FILE=full_plan.cuh; NAMES=(kChunksMinBlocks kChunksTarget kUnroll); SECTION=sum
-        DEFAULT="5:1024:4 4:1024:8 4:512:8" ;;
+  full) FILE=chunk_plan.cuh; NAMES=(kChunksMinBlocks kChunksTarget kUnroll); PROGRAM=full_sum
+        RUN_ENV="FULL_SUM_ONLY_REDUX=1"; DEFAULT="4:512:8 4:1024:8 5:512:8" ;;
   cols) FILE=sum_cols.cu
         NAMES=(kColsMinBlocks kColsFinishBatch kColsUnroll kColsTargetItems kColsClusterMax kColsMinRowsPerThread)
-        SECTION=cols DEFAULT="4:4:8:512:0:32 4:4:8:512:8:32" ;;
-  rows) FILE=sum_rows.cu; NAMES=(kRowsUnroll); SECTION=rows DEFAULT="4 8" ;;
+        PROGRAM=families RUN_ENV="FAMILIES=cols"; DEFAULT="4:4:8:512:8:32 4:4:8:512:0:32" ;;
+  rows) FILE=sum_rows.cu; NAMES=(kRowsUnroll); PROGRAM=families RUN_ENV="FAMILIES=rows"; DEFAULT="4 8" ;;
   *) echo "usage: $0 full|cols|rows" >&2; exit 2 ;;
 esac
 CONFIGS=${CONFIGS:-$DEFAULT}
 WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
 for c in $CONFIGS; do
   dir="$WORK/${c//:/_}"
   cp -r csrc/cuda "$dir"
@@ -39,12 +42,11 @@ for c in $CONFIGS; do
     sed -i "$SED" "$dir/$FILE"
     cmp -s "$dir/$FILE" "$dir/$FILE.before" && { echo "sweep: SED changed nothing in $FILE" >&2; exit 1; }
   fi
-  nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -I"$dir" bench/variants.cu "$dir"/*.cu csrc/cpu/status.c \
-    -o "$dir/variants" &
+  nvcc -O3 -std=c++17 -arch=sm_90a -Iinclude -I"$dir" "bench/$PROGRAM.cu" "$dir"/*.cu csrc/cpu/status.c \
+    -o "$dir/$PROGRAM" &
 done
 wait
 for c in $CONFIGS; do
   echo "== $FAMILY ${NAMES[*]} = ${c//:/ }${SED:+ (sed: $SED)}"
-  VARIANTS_SECTIONS=$SECTION VARIANTS_ONLY_REDUX=1 "$WORK/${c//:/_}/variants" | grep -v memset
+  env $RUN_ENV "$WORK/${c//:/_}/$PROGRAM"
 done
-rm -rf "$WORK"
