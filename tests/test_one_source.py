@@ -1,7 +1,7 @@
 """Each fact has one home; these tests fail when a copy drifts from it.
 
 - the variants table (include/redux/variants.h, read by redux.VARIANTS):
-  the numbering, the README table, ladder.cu's contents (the registered
+  the numbering, the table of docs/harness.md, ladder.cu's contents (the registered
   ops: tests/test_ladder.py);
 - the dtype pairs (REDUX_DTYPE_PAIRS in redux.h): no second list in csrc/;
 - element sizes (redux_dtype_size in redux.h): no second definition;
@@ -12,7 +12,7 @@ import os
 import re
 
 import redux
-from leaderboard import popcorn
+from leaderboard import evaluator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -37,11 +37,11 @@ def test_variants_are_numbered_from_one_with_the_product_last():
     assert redux.by_name("sum").deterministic and redux.by_name("sum_two_pass").deterministic
 
 
-def test_readme_table_is_the_variants_table():
-    text = read("README.md")
+def test_docs_table_is_the_variants_table():
+    text = read("docs/harness.md")
     rows = re.findall(r"^\| (\d+) \| `(\w+)` \| (.+?) \| (yes|no) \|$", text, flags=re.M)
     want = [(str(v.rung), v.name, v.idea, "yes" if v.deterministic else "no") for v in redux.VARIANTS]
-    assert rows == want, "README's variants table differs from include/redux/variants.h"
+    assert rows == want, "docs/harness.md's variants table differs from include/redux/variants.h"
 
 
 def test_ladder_source_contents_follow_the_numbering():
@@ -64,12 +64,12 @@ def test_element_sizes_have_one_definition():
 
 
 def test_exit_codes_come_from_utils_h():
-    codes = popcorn.read_exit_codes()
+    codes = evaluator.read_exit_codes()
     assert codes == {"OK": 0, "USAGE": 2, "CUDA_API": 110, "NO_FD": 111, "TEST_FAIL": 112, "TEST_SPEC": 113}
-    assert (popcorn.EXIT_OK, popcorn.EXIT_USAGE, popcorn.EXIT_CUDA, popcorn.EXIT_NO_FD, popcorn.EXIT_TEST_FAIL,
-            popcorn.EXIT_TEST_SPEC) == (0, 2, 110, 111, 112, 113)
+    assert (evaluator.EXIT_OK, evaluator.EXIT_USAGE, evaluator.EXIT_CUDA, evaluator.EXIT_NO_FD, evaluator.EXIT_TEST_FAIL,
+            evaluator.EXIT_TEST_SPEC) == (0, 2, 110, 111, 112, 113)
     stated = "0 ok, 2 usage, 110 CUDA error, 111 no POPCORN_FD,\n112 a test failed, 113 bad test spec"
-    assert stated in popcorn.__doc__
+    assert stated in evaluator.__doc__
 
 
 def test_product_code_has_no_sweep_knobs_or_notebook_pointers():
