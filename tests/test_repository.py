@@ -18,8 +18,11 @@ TEXT_SUFFIXES = (".c", ".h", ".cu", ".cuh", ".cpp", ".py", ".sh", ".md", ".txt",
 def tracked_files():
     """The repository's files: git's list in a checkout, else a walk of the tree."""
     try:
-        out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-        files = [f for f in out.splitlines() if os.path.exists(os.path.join(ROOT, f))]
+        # tracked and untracked-but-not-ignored files: a copy of a working
+        # tree over an older checkout still lists what is there
+        out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
+        files = sorted({f for f in out.splitlines() if os.path.isfile(os.path.join(ROOT, f))})
         if files:
             return files
     except (OSError, subprocess.CalledProcessError):
