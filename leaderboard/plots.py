@@ -131,11 +131,14 @@ def plot_record(record_path, png_path, title=None):
     """Draws a saved record again: leaderboard.json (plot_leaderboard) or
     shapes.json (plot_shapes). Returns the kind of record drawn."""
     with open(record_path) as f:
-        record = json.load(f)
-    if "ops" in record and "sizes" in record:
+        try:
+            record = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{record_path}: not a JSON record ({e})") from None
+    if isinstance(record, dict) and "ops" in record and "sizes" in record:
         plot_leaderboard(record, png_path)
         return "leaderboard"
-    if "rows" in record:
+    if isinstance(record, dict) and "rows" in record:
         plot_shapes(record["rows"], png_path, title or "redux performance targets")
         return "shapes"
     raise ValueError(f"{record_path}: neither a leaderboard.json nor a shapes.json record")

@@ -138,3 +138,25 @@ def test_gpu_check_require_gpu_runs_nothing_on_another_gpu(tmp_path):
     assert run.returncode == 3, run.stdout + run.stderr
     assert "not a 'NO SUCH GPU 0000': nothing run" in run.stderr
     assert os.listdir(tmp_path) == []  # no step wrote a log
+
+
+def test_plot_redraws_the_committed_records(tmp_path, capsys):
+    """python -m leaderboard plot draws a saved leaderboard.json or
+    shapes.json again; anything else is a usage error naming the file."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for gpu in ("h100", "h200"):
+        for record in ("leaderboard.json", "shapes.json"):
+            png = tmp_path / f"{gpu}_{record}.png"
+            assert cli.main(["plot", os.path.join(root, "results", gpu, record), str(png)]) == 0
+            assert png.stat().st_size > 10_000
+    with pytest.raises(SystemExit) as e:
+        cli.main(["plot", os.path.join(root, "README.md"), str(tmp_path / "x.png")])
+    assert e.value.code == 2 and "README.md: not a JSON record" in capsys.readouterr().err
+
+
+def test_shapes_plot_draws_a_goal_below_the_floor_apart_from_a_miss():
+    from leaderboard import plots
+    assert plots._shapes_color({"ratio": 0.75, "floor_ratio": 0.74, "target": 0.70, "pass": False}) == "C1"
+    assert plots._shapes_color({"ratio": 0.91, "floor_ratio": 0.86, "target": 0.90, "pass": False}) == "C3"
+    assert plots._shapes_color({"ratio": 0.85, "floor_ratio": 0.80, "target": 0.90, "pass": True}) == "C2"
+    assert plots._shapes_color({"ratio": 0.70, "floor_ratio": 0.60, "target": None}) == "C0"

@@ -190,15 +190,15 @@ SumPlan plan_from_spec(const SumSpec &spec, const at::Tensor &self, bool keepdim
 }  // namespace
 
 SumPlan plan_sum(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
-                      bool keepdim, std::optional<at::ScalarType> dtype) {
+                 bool keepdim, std::optional<at::ScalarType> dtype) {
   const SumSpec spec = sum_spec(op, self, dim, dtype);  // argument errors first, as torch.sum
   TORCH_CHECK(self.device().is_cpu() || self.device().is_cuda(), op,
               ": argument 'self' must be on a CPU or CUDA device, got ", self.device());
   return plan_from_spec(spec, self, keepdim);
 }
 
-SumPlan plan_sum_any_device(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
-                 std::optional<at::ScalarType> dtype) {
+SumPlan plan_sum_any_device(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                            bool keepdim, std::optional<at::ScalarType> dtype) {
   return plan_from_spec(sum_spec(op, self, dim, dtype), self, keepdim);
 }
 

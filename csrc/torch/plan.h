@@ -72,11 +72,11 @@ std::vector<Size> result_shape(const Sizes &sizes, const std::vector<bool> &redu
 
 // `op` names the calling op in error messages. Also checks the device.
 SumPlan plan_sum(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
-                      bool keepdim, std::optional<at::ScalarType> dtype);
+                 bool keepdim, std::optional<at::ScalarType> dtype);
 // The same plan for a tensor on any device (a meta tensor describes a whole
 // sharded tensor: redux.distributed plans the sum it stands for).
-SumPlan plan_sum_any_device(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
-                 std::optional<at::ScalarType> dtype);
+SumPlan plan_sum_any_device(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                            bool keepdim, std::optional<at::ScalarType> dtype);
 // The at::ScalarType of a redux_dtype.
 at::ScalarType scalar_type_of(redux_dtype t);
 
