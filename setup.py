@@ -11,6 +11,7 @@ ninja build would otherwise hand them to the C++ compiler.
 """
 import glob
 import os
+import re
 import subprocess
 import sys
 
@@ -23,14 +24,47 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 C_FLAGS = ["-std=c11", "-O3", "-fPIC", "-ffp-contract=off", "-Wall", "-Wextra"]
 
 
+def nvcc_major():
+    """The CUDA toolkit's major version (nvcc --version), or None."""
+    try:
+        out = subprocess.run([os.path.join(CUDA_HOME, "bin", "nvcc"), "--version"], capture_output=True, text=True,
+                             check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    m = re.search(r"release (\d+)\.", out)
+    return int(m.group(1)) if m else None
+
+
 def want_cuda():
+    """(CUDA build?, why): the CUDA kernels need a torch built with CUDA and a
+    toolkit of the same major version (cpp_extension refuses any other)."""
     if os.environ.get("REDUX_CPU_ONLY") == "1":
         return False, "REDUX_CPU_ONLY=1"
     if torch.version.cuda is None:
-        return False, "this torch has no CUDA"
+        return False, f"torch {torch.__version__} has no CUDA"
     if CUDA_HOME is None:
         return False, "no CUDA toolkit (nvcc) found"
+    toolkit = nvcc_major()
+    if toolkit != int(torch.version.cuda.split(".")[0]):
+        return False, (f"the CUDA toolkit at {CUDA_HOME} is CUDA {toolkit}, torch {torch.__version__} is built "
+                       f"for CUDA {torch.version.cuda}: their major versions differ")
     return True, f"torch {torch.__version__} (CUDA {torch.version.cuda}), toolkit at {CUDA_HOME}"
+
+
+def torch_release():
+    """The torch release the extension is built against, without a local tag
+    (2.11.0+cu130 -> 2.11.0): its C++ ABI is the one the extension needs."""
+    return torch.__version__.split("+")[0]
+
+
+def write_build_info(cuda):
+    """redux/_build_info.py: which torch this build is for, read at import
+    (redux/__init__.py) to refuse another torch with a clear error."""
+    with open(os.path.join(ROOT, "redux", "_build_info.py"), "w") as f:
+        f.write('"""Written by setup.py at build time: the torch this build of redux._C is for."""\n')
+        f.write(f"TORCH_VERSION = {torch.__version__!r}\n")
+        f.write(f"TORCH_RELEASE = {torch_release()!r}\n")
+        f.write(f"CUDA_KERNELS = {bool(cuda)!r}\n")
 
 
 def _links_shared_libstdcxx(cxx):
@@ -103,7 +137,8 @@ def extension():
     # -fopenmp: at::parallel_for is header-inline OpenMP; without it the CPU
     # work items silently run on one thread (measured: no speedup at 2 threads).
     link = openmp_flags()
-    cxx = ["-O3", "-std=c++17", *link]
+    # No -std: cpp_extension adds the C++ standard its torch's headers need.
+    cxx = ["-O3", *link]
     sources = sorted(glob.glob("csrc/torch/*.cpp"))
     include_dirs = [os.path.join(ROOT, "include")]
     if not cuda:
@@ -115,7 +150,7 @@ def extension():
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
     print(f"redux: building the CUDA extension for TORCH_CUDA_ARCH_LIST={os.environ['TORCH_CUDA_ARCH_LIST']}"
           f" ({why})", file=sys.stderr)
-    nvcc = ["-O3", "-lineinfo", "-std=c++17"]
+    nvcc = ["-O3", "-lineinfo"]
     if os.environ.get("REDUX_PTXAS_VERBOSE") == "1":
         nvcc += ["-Xptxas", "-v"]
     sources += sorted(glob.glob("csrc/cuda/*.cu"))
@@ -124,8 +159,12 @@ def extension():
 
 
 pick_cxx()
-# Name, version and packages are in pyproject.toml.
+ext = extension()
+write_build_info(any(src.endswith(".cu") for src in ext.sources))
+# Name, version and packages are in pyproject.toml; the dependency is the
+# torch release this build is for (its C++ ABI), not a range.
 setup(
-    ext_modules=[extension()],
+    ext_modules=[ext],
     cmdclass={"build_ext": BuildWithC11},
+    install_requires=[f"torch=={torch_release()}"],
 )

@@ -19,10 +19,24 @@ from leaderboard import report, score
 
 
 SUBCOMMANDS = {}  # name -> main(argv) of each subcommand (filled in below)
+# One line each for --help; `python -m leaderboard NAME --help` tells the rest.
+SUBCOMMAND_HELP = {
+    "evaluate": "run one submission under the competition's runner protocol (test, benchmark, leaderboard, profile)",
+    "export": "write any variant as a one-file competition submission",
+    "plot": "draw a saved leaderboard.json or shapes.json record again",
+    "shapes": "every performance target against torch.sum and the read floor",
+    "versus": "redux against rival submission files, each in its own process, the competition's way",
+}
+
+
+def subcommands_epilog():
+    width = max(map(len, SUBCOMMAND_HELP))
+    lines = [f"  {name:<{width}}  {text}" for name, text in SUBCOMMAND_HELP.items()]
+    return "subcommands (python -m leaderboard NAME --help):\n" + "\n".join(lines)
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="python -m leaderboard", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m leaderboard", description=__doc__, epilog=subcommands_epilog(),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default=None, help="cuda, cuda:N or cpu (default: cuda if present)")
     ap.add_argument("--ops", default=None,
@@ -80,6 +94,9 @@ def main(argv=None):
     args = parse_args(argv)
     results = score.run(args)
     print(report.format_terminal(results))
+    busy = score.busy_host_warning(*results["host_load_per_cpu"])
+    if busy:
+        print(busy, file=sys.stderr)
     report.write_outputs(results, args.out, make_plot=not args.no_plot)
     print(f"wrote {args.out}/leaderboard.json, leaderboard.md" + ("" if args.no_plot else ", leaderboard.png"))
     # Exit 1 when a redux op (not a user submission) is incorrect.

@@ -60,8 +60,8 @@ _module = load_inline(
     cpp_sources=CPP_SRC,
     cuda_sources=CUDA_SRC,
     functions=["submission_sum"],
-    extra_cflags=["-O3", "-std=c++17"],
-    extra_cuda_cflags=["-O3", "-std=c++17"],
+    extra_cflags=["-O3"],
+    extra_cuda_cflags=["-O3"],
     verbose=False,
 )
 _submission_sum = _module.submission_sum

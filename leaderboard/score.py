@@ -120,8 +120,37 @@ def check_call(f):
         return f"raised {type(e).__name__}: {e}"
 
 
+# The host counts as busy when the load average per usable CPU exceeds
+# these before the run (others' work alone) or after it (ours included).
+BUSY_LOAD_BEFORE, BUSY_LOAD_AFTER = 0.75, 1.5
+
+
+def host_load_per_cpu():
+    """The 1-minute load average per CPU this process may use, or None."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    try:
+        return os.getloadavg()[0] / max(1, cpus)
+    except (AttributeError, OSError):
+        return None
+
+
+def busy_host_warning(before, after):
+    """A warning line when the load says the host was busy, else ''."""
+    if before is not None and before > BUSY_LOAD_BEFORE:
+        return (f"warning: the host was busy before the run (load {before:.2f} a CPU): "
+                "other work shares these CPUs, so the times mean little; rerun on an idle machine")
+    if after is not None and after > BUSY_LOAD_AFTER:
+        return (f"warning: the host was busy during the run (load {after:.2f} a CPU at its end): "
+                "the times mean little; rerun on an idle machine")
+    return ""
+
+
 def run(args):
     """Scores the chosen ops on the device; returns the results dict."""
+    load_before = host_load_per_cpu()
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     cuda = torch.device(device).type == "cuda"
     if cuda and not torch.cuda.is_available():
@@ -151,6 +180,7 @@ def run(args):
         entry = results["ops"][c.key[0]]
         entry["benchmarks"][str(c.key[1])] = c.stats.as_dict() if c.stats else {"error": c.error}
         entry["correct"] &= c.stats is not None
+    results["host_load_per_cpu"] = [load_before, host_load_per_cpu()]
     report.summarize(results)
     return results
 

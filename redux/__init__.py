@@ -17,7 +17,33 @@ import functools
 
 import torch
 
-from . import _C  # noqa: F401  loads the native library: registers torch.ops.redux.* (all backends, Meta, autograd)
+from ._version import __version__
+
+
+def _load_native_library():
+    """Imports redux._C, which only works under the torch release it was
+    built against (its C++ ABI): under any other, a clear ImportError that
+    names both and the command that rebuilds it."""
+    try:
+        from . import _build_info
+    except ImportError:
+        _build_info = None
+    running = torch.__version__.split("+")[0]
+    rebuild = ("rebuild it for the running torch: pip install --no-build-isolation --force-reinstall --no-deps "
+               "torch-redux (or, in a checkout, pip install --no-build-isolation -e .)")
+    if _build_info is not None and _build_info.TORCH_RELEASE != running:
+        raise ImportError(f"redux was built for torch {_build_info.TORCH_VERSION}, but torch {torch.__version__} "
+                          f"is running; {rebuild}")
+    try:
+        from . import _C
+    except ImportError as e:
+        built = f"torch {_build_info.TORCH_VERSION}" if _build_info is not None else "an unknown torch"
+        raise ImportError(f"redux's native library failed to load ({e}); it was built for {built} and torch "
+                          f"{torch.__version__} is running; {rebuild}") from e
+    return _C
+
+
+_C = _load_native_library()  # registers torch.ops.redux.* (all backends, Meta, autograd)
 from .switch import disable, enable, enabled, is_enabled
 from .variants import VARIANTS, Variant, by_name
 from . import batching, distributed
@@ -25,7 +51,7 @@ from . import batching, distributed
 distributed._register_dtensor_rules_when_loaded()
 batching.register()
 
-__all__ = ["sum", "mean", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
+__all__ = ["__version__", "sum", "mean", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
            "has_cuda_kernels"]
 
 

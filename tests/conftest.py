@@ -19,6 +19,30 @@ ROUND = {torch.float32: 2.0**-23, torch.float64: 2.0**-52, torch.float16: 2.0**-
 ACC = {torch.float32: 1e-13, torch.float64: 1e-14, torch.float16: 1e-5, torch.bfloat16: 1e-5}
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Skips summarised by reason, one line each (not one per test)."""
+    reasons = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    if reasons:
+        terminalreporter.section("skipped, by reason")
+        for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
+            terminalreporter.write_line(f"{count:5d}  {reason}")
+
+
+def torch_cxx_std():
+    """The -std flag torch's cpp_extension builds extensions with (the C++
+    standard its headers need), read from cpp_extension itself."""
+    import inspect
+    import re
+    import torch.utils.cpp_extension as cpp_extension
+    found = re.search(r"common_cflags \+= \['(-std=c\+\+\d+)'", inspect.getsource(cpp_extension))
+    return found.group(1) if found else "-std=c++17"
+
+
 def wide_chunk_elements(dtype):
     """Elements of one chunk of the CUDA full sum's wide tree: 2048 16-byte
     vectors (32 KB; csrc/cuda/sum_chunks.cu)."""

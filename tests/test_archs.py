@@ -16,7 +16,7 @@ from leaderboard import export
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARCHS = (80, 89, 90, 100, 120)
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
-pytestmark = pytest.mark.skipif(NVCC is None, reason="needs nvcc (the CUDA toolkit)")
+pytestmark = [pytest.mark.compile, pytest.mark.skipif(NVCC is None, reason="needs nvcc (the CUDA toolkit)")]
 
 
 def compile_for_all_archs(src, out):

@@ -9,7 +9,7 @@ import sys
 import pytest
 import torch
 
-from conftest import cuda
+from conftest import cuda, torch_cxx_std
 from leaderboard import evaluator, export
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -253,7 +253,7 @@ def test_task_h_declares_the_contract(tmp_path):
                    'output_t custom_kernel(input_t data) { return std::get<1>(data).view(c10::IntArrayRef{}); }\n'
                    'int size_of_args() { task_args_t a{1024, 5236}; return (int)(a.size + a.seed); }\n')
     flags = sum([["-I", p] for p in include_paths()], [])
-    subprocess.run([CXX, "-std=c++17", "-fsyntax-only", "-I", ROOT, *flags, str(src)], check=True)
+    subprocess.run([CXX, torch_cxx_std(), "-fsyntax-only", "-I", ROOT, *flags, str(src)], check=True)
 
 
 @cuda

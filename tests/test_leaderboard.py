@@ -160,3 +160,22 @@ def test_shapes_plot_draws_a_goal_below_the_floor_apart_from_a_miss():
     assert plots._shapes_color({"ratio": 0.91, "floor_ratio": 0.86, "target": 0.90, "pass": False}) == "C3"
     assert plots._shapes_color({"ratio": 0.85, "floor_ratio": 0.80, "target": 0.90, "pass": True}) == "C2"
     assert plots._shapes_color({"ratio": 0.70, "floor_ratio": 0.60, "target": None}) == "C0"
+
+
+def test_help_lists_every_subcommand_with_one_line(capsys):
+    assert set(cli.SUBCOMMAND_HELP) == set(cli.SUBCOMMANDS)
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    for name, text in cli.SUBCOMMAND_HELP.items():
+        assert f"  {name}" in out and text in out, name
+
+
+def test_a_busy_host_is_named_in_a_warning():
+    assert score.busy_host_warning(0.1, 1.0) == ""
+    assert score.busy_host_warning(None, None) == ""
+    assert "busy before the run" in score.busy_host_warning(2.0, 2.5)
+    assert "busy during the run" in score.busy_host_warning(0.2, 2.0)
+    load = score.host_load_per_cpu()
+    assert load is None or load >= 0.0
