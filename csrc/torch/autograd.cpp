@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "plan.h"
@@ -48,6 +49,15 @@ struct SumBackward final : torch::autograd::Node {
   std::string name() const override { return "redux::SumBackward"; }
 };
 
+// A new graph node, held the way this torch holds nodes: std::shared_ptr
+// (torch 2.11) or c10::intrusive_ptr (newer releases).
+using NodePtr = decltype(torch::autograd::Edge{}.function);
+template <class N>
+auto make_node() {
+  if constexpr (std::is_same_v<NodePtr, std::shared_ptr<torch::autograd::Node>>) return std::make_shared<N>();
+  else return c10::make_intrusive<N>();
+}
+
 // Reverse mode: a SumBackward node when self requires grad (none in the
 // common inference case). Forward mode: a sum is linear, so the output's
 // tangent is the same op on self's tangent (through the dispatcher, so
@@ -64,7 +74,7 @@ at::Tensor sum_with_grad(const at::Tensor &self, at::OptionalIntArrayRef dim, bo
     at::AutoDispatchBelowADInplaceOrView below;
     out = call(self);
   } else {
-    auto node = std::shared_ptr<SumBackward>(new SumBackward(), torch::autograd::deleteNode);
+    auto node = make_node<SumBackward>();
     node->set_next_edges(torch::autograd::collect_next_edges(self));
     node->sizes = self.sizes().vec();
     node->dims = reduced_dims("redux.sum", self, dim);
