@@ -29,8 +29,9 @@ def _load_native_library():
     except ImportError:
         _build_info = None
     running = torch.__version__.split("+")[0]
-    rebuild = ("rebuild it for the running torch: pip install --no-build-isolation --force-reinstall --no-deps "
-               "torch-redux (or, in a checkout, pip install --no-build-isolation -e .)")
+    rebuild = ("rebuild it for the running torch from its source: pip install --no-build-isolation "
+               "--force-reinstall --no-deps <a redux checkout or git URL> (in a checkout: "
+               "pip install --no-build-isolation -e .)")
     if _build_info is not None and _build_info.TORCH_RELEASE != running:
         raise ImportError(f"redux was built for torch {_build_info.TORCH_VERSION}, but torch {torch.__version__} "
                           f"is running; {rebuild}")

@@ -57,4 +57,4 @@ def test_another_torch_gets_a_clear_error_naming_both_and_the_fix():
                          env=dict(os.environ, PYTHONPATH=ROOT))
     out = run.stdout
     assert f"redux was built for torch {_build_info.TORCH_VERSION}, but torch 0.0.1 is running" in out, out + run.stderr
-    assert "pip install --no-build-isolation --force-reinstall --no-deps torch-redux" in out
+    assert "pip install --no-build-isolation --force-reinstall --no-deps <a redux checkout or git URL>" in out
