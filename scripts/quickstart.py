@@ -1,6 +1,6 @@
 """One command from a fresh clone to a built redux and its main job.
 
-    python3 scripts/quickstart.py [--no-run] [-- LEADERBOARD ARGS...]
+    python3 scripts/quickstart.py [--no-run] [--torch newest] [-- LEADERBOARD ARGS...]
 
 1. makes the virtual environment .venv (or reuses it);
 2. installs torch pinned to a build whose CUDA major version matches the
@@ -10,6 +10,10 @@
    CUDA kernels when a matching toolkit is there, CPU-only otherwise;
 4. runs the main job, python -m leaderboard (its results go to the
    git-ignored out/leaderboard/), unless --no-run.
+
+--torch newest installs PyPI's newest torch instead of the pin; the build
+then takes CUDA kernels when that torch's CUDA major version equals the
+toolkit's (setup.py decides and says why). CI runs the suite both ways.
 
 Needs only Python >= 3.10 and pip's registries. Environment: TORCH_CUDA_ARCH_LIST
 (default 9.0), MAX_JOBS (default: the CPU count) as for the build.
@@ -47,9 +51,12 @@ def nvcc_version():
     return None
 
 
-def torch_plan(cuda):
+def torch_plan(cuda, newest=False):
     """(pip arguments for torch, whether redux builds its CUDA kernels, why)
-    for the toolkit version `cuda` ((major, minor) or None)."""
+    for the toolkit version `cuda` ((major, minor) or None). newest: PyPI's
+    newest torch; None for the CUDA choice, which setup.py then makes."""
+    if newest:
+        return ["torch"], None, "PyPI's newest torch; setup.py picks the CUDA or the CPU-only build"
     pin = f"torch=={TORCH_VERSION}"
     if cuda is None:
         return [pin, "--index-url", f"{PYTORCH_INDEX}/cpu"], False, "no CUDA toolkit found: the CPU-only build"
@@ -89,10 +96,15 @@ def install_torch(py, args, cuda_build):
 def main(argv):
     if sys.version_info < (3, 10):
         raise SystemExit(f"redux needs Python >= 3.10, this is {sys.version.split()[0]}")
-    run_job = "--no-run" not in argv
+    own = argv[:argv.index("--")] if "--" in argv else argv
     job_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    unknown = [a for a in own if a not in ("--no-run", "--torch", "newest")]
+    if unknown or ("--torch" in own) != ("newest" in own):
+        raise SystemExit(f"usage: python3 scripts/quickstart.py [--no-run] [--torch newest] [-- LEADERBOARD ARGS]"
+                         f" (got {' '.join(own)})")
+    run_job = "--no-run" not in own
     cuda = nvcc_version()
-    torch_args, cuda_build, why = torch_plan(cuda)
+    torch_args, cuda_build, why = torch_plan(cuda, newest="--torch" in own)
     print(f"quickstart: {why}", flush=True)
     py = venv_python()
     run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--upgrade", "pip"])
@@ -100,7 +112,7 @@ def main(argv):
     run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", *DEPENDENCIES])
     build_env = {"MAX_JOBS": os.environ.get("MAX_JOBS", str(os.cpu_count() or 1)),
                  "TORCH_CUDA_ARCH_LIST": os.environ.get("TORCH_CUDA_ARCH_LIST", "9.0")}
-    if not cuda_build:
+    if cuda_build is False:
         build_env["REDUX_CPU_ONLY"] = "1"
     run([py, "-m", "pip", "install", "--disable-pip-version-check", "--no-build-isolation", "-e", "."], **build_env)
     if run_job:

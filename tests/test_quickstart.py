@@ -29,7 +29,16 @@ def test_no_toolkit_or_an_unmatched_one_builds_cpu_only():
         assert args == [PIN, "--index-url", f"{quickstart.PYTORCH_INDEX}/cpu"] and not cuda_build and "CPU-only" in why
 
 
+def test_newest_takes_pypi_torch_and_leaves_the_cuda_choice_to_the_build():
+    args, cuda_build, why = quickstart.torch_plan((13, 0), newest=True)
+    assert args == ["torch"] and cuda_build is None and "newest" in why
+
+
 def test_the_pin_is_the_torch_ci_builds_against():
+    import os
+    import pytest
+    if os.environ.get("REDUX_CI_TORCH") == "newest":
+        pytest.skip("CI's stage with PyPI's newest torch")
     import torch
     assert torch.__version__.split("+")[0] == quickstart.TORCH_VERSION
 
