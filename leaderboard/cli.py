@@ -56,7 +56,56 @@ def parse_args(argv):
                          "out/leaderboard, git-ignored; the committed records are in results/<gpu>/, "
                          "listed in results/INDEX.md)")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG plot")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    problem = check_args(args)
+    if problem:
+        ap.error(problem)  # exit 2, the usage and the message
+    return args
+
+
+# Bytes a size needs: the float32 input, its float64 reference copy and room
+# for one more float32 copy (a submission's own buffers).
+BYTES_PER_ELEMENT = 4 + 8 + 4
+
+
+def memory_bytes(device):
+    """Bytes the device can hold now (free GPU memory, or the machine's
+    available memory), or None when unknown."""
+    import torch
+    if device is not None and device.startswith("cuda") and torch.cuda.is_available():
+        return torch.cuda.mem_get_info(torch.device(device))[0]
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_args(args):
+    """The first argument problem as a message naming the argument, or None."""
+    if args.time_budget <= 0:
+        return f"argument --time-budget: must be a positive number of seconds, got {args.time_budget}"
+    if args.sizes is not None:
+        try:
+            sizes = [int(s) for s in args.sizes.split(",")]
+        except ValueError:
+            return f"argument --sizes: expected comma-separated positive integers, got {args.sizes!r}"
+        if not sizes or min(sizes) < 1:
+            return f"argument --sizes: sizes must be positive integers, got {args.sizes!r}"
+        import torch
+        device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        room = memory_bytes(device)
+        if room is not None and max(sizes) * BYTES_PER_ELEMENT > room:
+            return (f"argument --sizes: {max(sizes):,} elements need about {max(sizes) * BYTES_PER_ELEMENT:,} bytes; "
+                    f"{device} has {room:,} free")
+    names = {}
+    for path in args.submission:
+        if not path.endswith(".py") or not os.path.isfile(path):
+            return f"argument --submission: {path!r} is not a Python file (.py) that exists"
+        name = os.path.splitext(os.path.basename(path))[0]
+        if name in names:
+            return f"argument --submission: {path!r} and {names[name]!r} have the same name {name!r}"
+        names[name] = path
+    return None
 
 
 def _evaluate(argv):

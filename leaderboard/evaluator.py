@@ -36,6 +36,9 @@ _CODES = read_exit_codes()
 EXIT_OK, EXIT_USAGE, EXIT_CUDA, EXIT_NO_FD, EXIT_TEST_FAIL, EXIT_TEST_SPEC = (
     _CODES[k] for k in ("OK", "USAGE", "CUDA_API", "NO_FD", "TEST_FAIL", "TEST_SPEC"))
 MODES = ("test", "benchmark", "leaderboard", "profile")
+# Seeds reach torch.Generator.manual_seed as seed, seed + 1 and seed + 2
+# (leaderboard/core.generate_input), each at most 2^63 - 1.
+SEED_LIMIT = 2**63 - 2
 _LINE = re.compile(r"^\s*(\w+)\s*:\s*([\w.+-]+)\s*$")
 
 
@@ -64,6 +67,10 @@ def parse_test_file(text):
         for required in ("size", "seed"):
             if not isinstance(case.get(required), int):
                 raise SpecError(f"line {lineno}: needs an integer {required!r}")
+        if case["size"] < 1:
+            raise SpecError(f"line {lineno}: 'size' must be at least 1, got {case['size']}")
+        if not 0 <= case["seed"] < SEED_LIMIT:
+            raise SpecError(f"line {lineno}: 'seed' must be in [0, {SEED_LIMIT}), got {case['seed']}")
         cases.append(case)
     if not cases:
         raise SpecError("no test cases")
@@ -71,8 +78,11 @@ def parse_test_file(text):
 
 
 def combine_seed(a, b):
-    """Cantor pairing of a case's seed a with the secret POPCORN_SEED b."""
-    return int(a + (a + b) * (a + b + 1) // 2)
+    """Cantor pairing of a case's seed a with the secret POPCORN_SEED b, as the
+    competition mixes them; a pairing past SEED_LIMIT (a secret of 10^12, say)
+    is taken modulo it, so any 64-bit secret works."""
+    combined = int(a + (a + b) * (a + b + 1) // 2)
+    return combined if combined < SEED_LIMIT else combined % SEED_LIMIT
 
 
 def spec_string(case):
@@ -228,8 +238,16 @@ def main(argv=None):
         return EXIT_TEST_SPEC
     secret = os.environ.get("POPCORN_SEED")
     if secret:
+        try:
+            secret_seed = int(secret)
+        except ValueError:
+            print(f"POPCORN_SEED must be an integer, got {secret!r}", file=sys.stderr)
+            return EXIT_TEST_SPEC
+        if not 0 <= secret_seed < 2**64:
+            print(f"POPCORN_SEED must be a 64-bit unsigned integer, got {secret}", file=sys.stderr)
+            return EXIT_TEST_SPEC
         for case in cases:
-            case["seed"] = combine_seed(case["seed"], int(secret))
+            case["seed"] = combine_seed(case["seed"], secret_seed)
     try:
         return evaluate(args.mode, cases, (args.submission, args.cpp), log, args.max_time)
     except RuntimeError as e:

@@ -61,7 +61,34 @@ def test_seed_mixing_is_cantor_pairing():
     assert evaluator.combine_seed(1, 2) == 1 + 3 * 4 // 2
     assert evaluator.combine_seed(5236, 0) == 5236 + 5236 * 5237 // 2
     big = 10**12
-    assert evaluator.combine_seed(3, big) > big  # a large secret makes a large seed
+    seed = evaluator.combine_seed(3, big)
+    assert 0 <= seed < evaluator.SEED_LIMIT and seed == (3 + (3 + big) * (4 + big) // 2) % evaluator.SEED_LIMIT
+    assert evaluator.combine_seed(2**64 - 1, 2**64 - 1) < evaluator.SEED_LIMIT
+
+
+@pytest.mark.parametrize("spec", ["size: -5; seed: 1", "size: 0; seed: 1", f"size: 8; seed: {2**63}",
+                                  "size: 8; seed: -1"])
+def test_out_of_range_specs_are_spec_errors(spec):
+    with pytest.raises(evaluator.SpecError):
+        evaluator.parse_test_file(spec)
+
+
+def test_bad_spec_files_and_secrets_exit_113(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text(f"size: 1024; seed: {2**63}\n")
+    rc, _, err = evaluate("test", str(bad), "--submission", os.path.join(HERE, "solutions", "torch_sum.py"))
+    assert rc == 113 and "seed" in err
+    for secret in ("abc", str(2**64), "-1"):
+        rc, _, err = evaluate("test", TESTS_TXT, "--submission", os.path.join(HERE, "solutions", "torch_sum.py"),
+                              env_extra={"POPCORN_SEED": secret})
+        assert rc == 113 and "POPCORN_SEED" in err, secret
+
+
+def test_a_64_bit_secret_seed_works():
+    rc, lines, err = evaluate("test", TESTS_TXT, "--submission", os.path.join(HERE, "solutions", "torch_sum.py"),
+                              env_extra={"POPCORN_SEED": str(10**12)})
+    assert rc == 0 and lines["check"] == "pass", err
+    assert lines["test.0.spec"] == f"size: 1023; seed: {evaluator.combine_seed(4242, 10**12)}"
 
 
 def test_correct_submission_passes_test_mode():

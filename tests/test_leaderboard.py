@@ -179,3 +179,27 @@ def test_a_busy_host_is_named_in_a_warning():
     assert "busy during the run" in score.busy_host_warning(0.2, 2.0)
     load = score.host_load_per_cpu()
     assert load is None or load >= 0.0
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["--sizes", "abc"], "--sizes"),
+    (["--sizes", "0,1024"], "--sizes"),
+    (["--sizes", str(2**62)], "--sizes"),
+    (["--time-budget", "-1"], "--time-budget"),
+    (["--submission", "README.md"], "--submission"),
+    (["--submission", "no_such_file.py"], "--submission"),
+])
+def test_bad_arguments_are_usage_errors_naming_the_argument(argv, named, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.parse_args(["--device", "cpu", *argv])
+    assert e.value.code == 2
+    assert f"argument {named}:" in capsys.readouterr().err
+
+
+def test_two_submissions_of_one_name_are_a_usage_error(tmp_path, capsys):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    first = os.path.join(root, "tests", "solutions", "torch_sum.py")
+    (tmp_path / "torch_sum.py").write_text(open(first).read())
+    with pytest.raises(SystemExit) as e:
+        cli.parse_args(["--device", "cpu", "--submission", first, "--submission", str(tmp_path / "torch_sum.py")])
+    assert e.value.code == 2 and "have the same name 'torch_sum'" in capsys.readouterr().err
