@@ -96,10 +96,9 @@ struct Timer {
   }
 };
 
-/* Relative error of a result against its fp64 reference, and whether it is
- * within the tolerance of the result's type (fp32 and fp64: 1e-6 of the
- * reference's magnitude plus the inputs' absolute sum's 1e-9; fp16 outputs:
- * 1e-3). */
+/* Whether a result is within rel_tol of its fp64 reference's magnitude
+ * (the output's rounding; callers pass it by type) plus 1e-9 of the inputs'
+ * absolute sum (the accumulation), and finite. */
 inline bool close_to(double got, double ref, double abs_sum, double rel_tol) {
   return std::isfinite(got) && std::fabs(got - ref) <= rel_tol * std::fabs(ref) + 1e-9 * abs_sum;
 }

@@ -81,7 +81,8 @@ def memory_bytes(device):
 
 
 def check_args(args):
-    """The first argument problem as a message naming the argument, or None."""
+    """The first argument problem as a message naming the argument, or None.
+    Leaves args.sizes a list of ints (or None)."""
     if args.time_budget <= 0:
         return f"argument --time-budget: must be a positive number of seconds, got {args.time_budget}"
     if args.sizes is not None:
@@ -91,8 +92,8 @@ def check_args(args):
             return f"argument --sizes: expected comma-separated positive integers, got {args.sizes!r}"
         if not sizes or min(sizes) < 1:
             return f"argument --sizes: sizes must be positive integers, got {args.sizes!r}"
-        import torch
-        device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        args.sizes = sizes  # parsed once, for score.run
+        device = score.device_of(args)
         room = memory_bytes(device)
         if room is not None and max(sizes) * BYTES_PER_ELEMENT > room:
             return (f"argument --sizes: {max(sizes):,} elements need about {max(sizes) * BYTES_PER_ELEMENT:,} bytes; "
@@ -143,7 +144,7 @@ def main(argv=None):
     args = parse_args(argv)
     results = score.run(args)
     print(report.format_terminal(results))
-    busy = score.busy_host_warning(*results["host_load_per_cpu"])
+    busy = score.busy_host_warning(*results["host_busy_share"])
     if busy:
         print(busy, file=sys.stderr)
     report.write_outputs(results, args.out, make_plot=not args.no_plot)

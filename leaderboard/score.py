@@ -120,44 +120,58 @@ def check_call(f):
         return f"raised {type(e).__name__}: {e}"
 
 
-# The host counts as busy when the load average per usable CPU exceeds
-# these before the run (others' work alone) or after it (ours included).
-BUSY_LOAD_BEFORE, BUSY_LOAD_AFTER = 0.75, 1.5
+# The host counts as busy when other work keeps this share of its CPUs
+# busy, sampled for SAMPLE_S just before the run and just after it (while
+# the harness itself is idle). A sample, not the load average: that lags by
+# a minute and so would count a build that just finished.
+BUSY_SHARE, SAMPLE_S = 0.5, 0.25
 
 
-def host_load_per_cpu():
-    """The 1-minute load average per CPU this process may use, or None."""
+def _cpu_jiffies():
+    """(busy, total) jiffies of all CPUs from /proc/stat, or None."""
     try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cpus = os.cpu_count() or 1
-    try:
-        return os.getloadavg()[0] / max(1, cpus)
-    except (AttributeError, OSError):
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
         return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_share(seconds=SAMPLE_S):
+    """The share of all CPUs' time spent busy over `seconds` now, or None
+    where /proc/stat is not there."""
+    first = _cpu_jiffies()
+    time.sleep(seconds)
+    second = _cpu_jiffies()
+    if first is None or second is None or second[1] <= first[1]:
+        return None
+    return (second[0] - first[0]) / (second[1] - first[1])
 
 
 def busy_host_warning(before, after):
-    """A warning line when the load says the host was busy, else ''."""
-    if before is not None and before > BUSY_LOAD_BEFORE:
-        return (f"warning: the host was busy before the run (load {before:.2f} a CPU): "
-                "other work shares these CPUs, so the times mean little; rerun on an idle machine")
-    if after is not None and after > BUSY_LOAD_AFTER:
-        return (f"warning: the host was busy during the run (load {after:.2f} a CPU at its end): "
-                "the times mean little; rerun on an idle machine")
+    """A warning line when the host was busy around the run, else ''."""
+    for when, share in (("before", before), ("after", after)):
+        if share is not None and share > BUSY_SHARE:
+            return (f"warning: the host was busy {when} the run ({share:.0%} of its CPUs used by other work): "
+                    "the times mean little; rerun on an idle machine")
     return ""
+
+
+def device_of(args):
+    """The device a run scores: --device, else the GPU when there is one."""
+    return args.device or ("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def run(args):
     """Scores the chosen ops on the device; returns the results dict."""
-    load_before = host_load_per_cpu()
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    busy_before = busy_share()
+    device = device_of(args)
     cuda = torch.device(device).type == "cuda"
     if cuda and not torch.cuda.is_available():
         raise SystemExit("--device cuda asked for, but no CUDA GPU is visible")
     chosen = select_ops(args, device)
-    sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes
-             else list(core.BENCHMARK_SIZES if cuda else core.CPU_BENCHMARK_SIZES))
+    sizes = list(args.sizes) if args.sizes else list(core.BENCHMARK_SIZES if cuda else core.CPU_BENCHMARK_SIZES)
     read_bw = measure_read_bandwidth(device)
     first_screen(device, cuda, read_bw, chosen, sizes, args)
     results = {"device": torch.cuda.get_device_name(device) if cuda else platform.processor() or "cpu",
@@ -180,7 +194,7 @@ def run(args):
         entry = results["ops"][c.key[0]]
         entry["benchmarks"][str(c.key[1])] = c.stats.as_dict() if c.stats else {"error": c.error}
         entry["correct"] &= c.stats is not None
-    results["host_load_per_cpu"] = [load_before, host_load_per_cpu()]
+    results["host_busy_share"] = [busy_before, busy_share()]
     report.summarize(results)
     return results
 

@@ -3,6 +3,7 @@ and stopping rule, an end-to-end CPU run, and proof that the checker rejects
 the deliberately wrong solutions in tests/wrong_solutions/."""
 import json
 import os
+import time
 
 import pytest
 import torch
@@ -173,12 +174,36 @@ def test_help_lists_every_subcommand_with_one_line(capsys):
 
 
 def test_a_busy_host_is_named_in_a_warning():
-    assert score.busy_host_warning(0.1, 1.0) == ""
+    assert score.busy_host_warning(0.1, 0.2) == ""
     assert score.busy_host_warning(None, None) == ""
-    assert "busy before the run" in score.busy_host_warning(2.0, 2.5)
-    assert "busy during the run" in score.busy_host_warning(0.2, 2.0)
-    load = score.host_load_per_cpu()
-    assert load is None or load >= 0.0
+    assert "busy before the run (90% of its CPUs" in score.busy_host_warning(0.9, 0.1)
+    assert "busy after the run" in score.busy_host_warning(0.1, 0.8)
+    share = score.busy_share(0.05)
+    assert share is None or 0.0 <= share <= 1.0
+
+
+def test_a_cpu_hog_makes_the_host_busy():
+    """Two processes spinning on this machine's CPUs are seen as busy."""
+    import multiprocessing
+    if score.busy_share(0.05) is None:
+        pytest.skip("no /proc/stat here")
+    ctx = multiprocessing.get_context("spawn")
+    hogs = [ctx.Process(target=_spin, args=(3.0,)) for _ in range(os.cpu_count() or 1)]
+    for h in hogs:
+        h.start()
+    try:
+        time.sleep(0.5)
+        share = score.busy_share(0.5)
+    finally:
+        for h in hogs:
+            h.join()
+    assert share > score.BUSY_SHARE, share
+
+
+def _spin(seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        pass
 
 
 @pytest.mark.parametrize("argv, named", [
