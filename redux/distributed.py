@@ -112,13 +112,17 @@ def _comm_device(x, group):
 
 def _gather_rows(t, lengths, group, device):
     """all_gather of tensors equal but for dim 0, whose per-rank lengths are
-    `lengths`: padded to the longest, then cut back; returns the list."""
+    `lengths`: padded to the longest, then cut back; returns the list. They
+    travel as bytes: every dtype moves exactly, also those a backend cannot
+    gather (gloo has no int16 or unsigned ones)."""
     longest = max(lengths)
-    pad = torch.zeros((longest,) + tuple(t.shape[1:]), dtype=t.dtype, device=device)
-    pad[: t.shape[0]] = t.to(device)
+    rest = tuple(t.shape[1:])
+    row_bytes = math.prod(rest) * t.element_size()
+    pad = torch.zeros((longest, row_bytes), dtype=torch.uint8, device=device)
+    pad[: t.shape[0]] = t.to(device).contiguous().view(torch.uint8).reshape(t.shape[0], row_bytes)
     parts = [torch.empty_like(pad) for _ in lengths]
     dist.all_gather(parts, pad, group=group)
-    return [p[:n] for p, n in zip(parts, lengths)]
+    return [p[:n].view(t.dtype).reshape((n,) + rest) for p, n in zip(parts, lengths)]
 
 
 def _digest(value):

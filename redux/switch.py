@@ -18,8 +18,12 @@ invariance for reductions over trailing dims: row i of a batch has the bits
 of the same row alone). Inputs redux has no kernel for are still answered,
 never refused where torch would not refuse: complex through the real sum of
 its real and imaginary parts (also redux), integer results other than int64
-as redux's int64 sum cast down (the same wrapping as torch). The rules torch
-enforces (mean of integers without a floating dtype) raise torch's errors.
+as redux's int64 sum cast down (the same wrapping as torch), inputs redux
+does not read (float8, ...) converted to the result dtype first, as torch
+does. What torch refuses (probed from torch itself when the switch first
+turns on, ~0.1 s: float8 and complex32 results, the mean of integers
+without a floating dtype, ...) raises torch's error types, and bad dims
+its IndexError.
 
 Scope: the switch is process-wide (the dispatcher's registrations are
 global): every thread sees it while it is on. enable() and disable() turn a
@@ -47,6 +51,76 @@ _persistent = False  # enable() without disable()
 _library = None     # the torch.library registrations while on
 
 _REDUX_OUT = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64)
+# Input dtypes redux's kernels read (others are converted to the result dtype first, as torch does).
+_REDUX_READS = _REDUX_OUT + (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.uint16,
+                             torch.uint32, torch.uint64)
+# torch's own verdicts on the calls off redux's direct path, probed once
+# (while the switch is off) for every (op, input dtype, dtype argument):
+# {key: (error with valid dims or None, error with a dim out of range)}.
+# The switch then refuses exactly what torch refuses, with its error type,
+# in its order (torch.mean checks its dtype before the dims, the missing
+# kernels come after them).
+_torch_verdicts = None
+
+
+def _outcome(call):
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001  (torch's verdict, kept as it is)
+        return e
+    return None
+
+
+def _probe_tensor(dtype):
+    for make in (torch.ones, torch.empty):
+        try:
+            return make(2, dtype=dtype)
+        except Exception:  # noqa: BLE001
+            continue
+    return None  # torch cannot make such a tensor: none can reach the switch
+
+
+def _probe_torch_verdicts():
+    dtypes = sorted({v for v in vars(torch).values() if isinstance(v, torch.dtype)}, key=str)
+    verdicts = {}
+    with warnings.catch_warnings():  # casts that drop an imaginary part warn
+        warnings.simplefilter("ignore")
+        for in_dtype in dtypes:
+            x = _probe_tensor(in_dtype)
+            for op in ("sum", "mean") if x is not None else ():
+                fn = getattr(torch, op)
+                for dtype in [None] + dtypes:
+                    refusal = _outcome(lambda: fn(x, dtype=dtype))
+                    if refusal is not None:
+                        verdicts[op, in_dtype, dtype] = (refusal, _outcome(lambda: fn(x, 5, dtype=dtype)))
+    return verdicts
+
+
+def _dims_error(x, dim, keepdim):
+    """torch's error for dims out of range or repeated, from its meta
+    kernel (no data touched), or None."""
+    if dim is None:
+        return None
+    try:
+        torch.empty(x.shape, device="meta").sum(dim, keepdim)
+    except (IndexError, RuntimeError) as e:
+        return e
+    return None
+
+
+def _unusual(op, x, dim, keepdim, dtype):
+    """A call off redux's direct path (complex, an input redux does not
+    read, a result dtype torch's kernels refuse): torch's errors first."""
+    bad_dims = _dims_error(x, dim, keepdim)
+    verdict = _torch_verdicts.get((op, x.dtype, dtype))
+    if verdict is not None:
+        refusal, with_bad_dims = verdict
+        if bad_dims is None:
+            raise type(refusal)(*refusal.args)
+        if with_bad_dims is not None and not isinstance(with_bad_dims, IndexError):
+            raise type(with_bad_dims)(*with_bad_dims.args)
+    if bad_dims is not None:
+        raise bad_dims
 
 
 def _result_dtype(x, dtype):
@@ -58,15 +132,22 @@ def _result_dtype(x, dtype):
 def _complex(op, x, out, dim, keepdim):
     """A complex sum or mean as redux's real one over the real and imaginary
     parts (view_as_real's trailing dim of 2 is kept)."""
-    xr = torch.view_as_real(x.to(out) if x.dtype != out else x)
-    dims = list(range(x.dim())) if dim is None or len(dim) == 0 else [d % max(x.dim(), 1) for d in dim]
+    x = x.to(out) if x.dtype != out else x
+    if x.dim() == 0:  # the sum or mean of one element is that element
+        return x.clone()
+    xr = torch.view_as_real(x)
+    dims = list(range(x.dim())) if dim is None or len(dim) == 0 else [d % x.dim() for d in dim]
     return torch.view_as_complex(op(xr, dims, keepdim).contiguous())
 
 
 def _sum(x, dim, keepdim, dtype):
     out = _result_dtype(x, dtype)
+    if out.is_complex or out not in _REDUX_OUT or x.dtype not in _REDUX_READS:
+        _unusual("sum", x, dim, keepdim, dtype)
     if out.is_complex:
         return _complex(torch.ops.redux.sum, x, out, dim, keepdim)
+    if x.dtype not in _REDUX_READS:  # float8, complex, ...: torch converts to the result dtype first
+        x = x.to(out)
     if out in _REDUX_OUT:
         return torch.ops.redux.sum(x, dim, keepdim, dtype=dtype)
     if not out.is_floating_point:  # int8/16/32, uint8, bool: int64 wraps like them once cast
@@ -76,17 +157,21 @@ def _sum(x, dim, keepdim, dtype):
 
 def _mean(x, dim, keepdim, dtype):
     out = dtype if dtype is not None else x.dtype
-    if not (out.is_floating_point or out.is_complex):
-        # torch's own error, from its meta kernel (the switch does not touch it)
-        torch.empty((), dtype=x.dtype, device="meta").mean(dtype=dtype)
+    if out.is_complex or out not in _REDUX_OUT or x.dtype not in _REDUX_READS:
+        _unusual("mean", x, dim, keepdim, dtype)
     if out.is_complex:
         return _complex(torch.ops.redux.mean, x, out, dim, keepdim)
+    if x.dtype not in _REDUX_READS:
+        x = x.to(out)
     if out in _REDUX_OUT:
         return torch.ops.redux.mean(x, dim, keepdim, dtype=dtype)
     return torch.ops.redux.mean(x, dim, keepdim, dtype=torch.float32).to(out)
 
 
 def _register():
+    global _torch_verdicts
+    if _torch_verdicts is None:
+        _torch_verdicts = _probe_torch_verdicts()
     lib = torch.library.Library("aten", "IMPL")
     kernels = {
         "sum": lambda x, *, dtype=None: _sum(x, None, False, dtype),

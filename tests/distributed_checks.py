@@ -133,6 +133,20 @@ def check_errors(rank, world, device):
     expect_error(failures, "a Shard(1) DTensor", ValueError, lambda: rd.sum(dx))
     expect_error(failures, "a group with a DTensor", ValueError, lambda: rd.sum(dx, group=dist.group.WORLD))
     expect_error(failures, "a 0-dim shard", ValueError, lambda: rd.sum(mine.sum()))
+    # every dtype torch has: the one-device sum's bits, or an error naming the argument on every rank
+    for dtype in sorted({v for v in vars(torch).values() if isinstance(v, torch.dtype)}, key=str):
+        try:
+            xs, whole_x = mine.to(dtype), x.to(dtype)
+        except (RuntimeError, TypeError, NotImplementedError):
+            continue  # torch cannot convert to it: nothing of this dtype reaches redux
+        try:
+            got = rd.sum(xs)
+        except (RuntimeError, TypeError, ValueError) as e:
+            if "argument '" not in str(e):
+                failures.append(f"{dtype}: an error that names no argument: {e}")
+            continue
+        if not torch.equal(got, torch.ops.redux.sum(whole_x)):
+            failures.append(f"{dtype}: the exact sum differs from the one-device sum")
     # still in step after the errors: a collective every rank takes
     got = rd.sum(mine)
     if not torch.equal(got, torch.ops.redux.sum(x)):

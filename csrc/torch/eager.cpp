@@ -128,6 +128,13 @@ PyObject *packet_call(const char *op, const c10::TypedOperatorHandle<SumFn> &han
       eager = false;  // "self", an unknown name, or an argument given twice
     }
   }
+  // torch.ops' own parsing takes a bool for an int; torch.sum's refuses a
+  // bool and a sequence that starts with one (as torch.sum, later elements
+  // are read as ints).
+  TORCH_CHECK_TYPE(!PyBool_Check(dim), op, ": argument 'dim' must be None, an int or a sequence of ints, got bool");
+  TORCH_CHECK_TYPE(!((PyList_Check(dim) || PyTuple_Check(dim)) && PySequence_Fast_GET_SIZE(dim) > 0 &&
+                     PyBool_Check(PySequence_Fast_GET_ITEM(dim, 0))),
+                   op, ": argument 'dim' must be a sequence of ints, got one that starts with a bool");
   eager = eager && THPVariable_CheckExact(input) && !at::impl::torch_function_mode_enabled() &&
           PyBool_Check(keepdim) && plain_dim(dim) && (dtype == Py_None || THPDtype_Check(dtype));
   if (!eager) return PyObject_Vectorcall(args[0], args + 1, nargs - 1, kwnames);

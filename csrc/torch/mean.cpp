@@ -19,7 +19,8 @@ at::Tensor mean_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool k
   // torch.mean's dtype rule: the result is `dtype`, else self's dtype, and
   // must be floating point (complex is torch's, not redux's).
   const at::ScalarType out = dtype.value_or(self.scalar_type());
-  TORCH_CHECK(at::isFloatingType(out), kOp, ": argument '", dtype.has_value() ? "dtype" : "self", "' has dtype ",
+  const bool floating = out == at::kFloat || out == at::kDouble || out == at::kHalf || out == at::kBFloat16;
+  TORCH_CHECK(floating, kOp, ": argument '", dtype.has_value() ? "dtype" : "self", "' has dtype ",
               out, ", which is not supported (expected float32, float64, float16 or bfloat16; like torch.mean, "
               "the mean of integers needs a floating-point 'dtype')");
   const at::ScalarType wide = (out == at::kFloat || out == at::kDouble) ? at::kDouble : at::kFloat;

@@ -12,6 +12,7 @@
 
 #include "eager.h"
 #include "ladder.h"
+#include "unsupported.h"
 
 namespace {
 
@@ -68,9 +69,17 @@ PyObject *PyInit__C(void) {
 }
 }
 
+// Defines an op with backend kernels and gives it a clear error on the
+// backends it has none for. (Composite ops, mean and the competition entry,
+// are defined with m.def: their inner calls raise those errors.)
+static void define(torch::Library &m, const std::string &schema, const std::vector<at::Tag> &tags = {}) {
+  m.def(schema.c_str(), tags);  // parsed here, copied
+  redux_shim::refuse_other_backends(m, schema.substr(0, schema.find('(')).c_str());
+}
+
 TORCH_LIBRARY(redux, m) {
   // The product: torch.sum's signature and semantics.
-  m.def("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+  define(m, "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag});
   // torch.mean's signature and semantics, on redux::sum (mean.cpp).
   m.def("mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
@@ -78,13 +87,13 @@ TORCH_LIBRARY(redux, m) {
   // Internal: the same op with the grid (CUDA blocks) or the number of CPU
   // work pieces forced; grid=0 chooses as redux::sum does. Tests use it to
   // prove the result bits do not depend on the grid.
-  m.def("_sum_grid(Tensor self, int[1]? dim, bool keepdim, ScalarType? dtype, int grid) -> Tensor",
+  define(m, "_sum_grid(Tensor self, int[1]? dim, bool keepdim, ScalarType? dtype, int grid) -> Tensor",
         {at::Tag::pt2_compliant_tag});
   // The reduction ladder (csrc/cuda/ladder.cu): 1-D float32 CUDA only, each
   // returns the sum as a 0-dim float32 tensor.
   for (const auto &op : redux_shim::kLadderOps) {
     const std::string schema = std::string(op.name) + "(Tensor x) -> Tensor";
-    m.def(schema.c_str(), {at::Tag::pt2_compliant_tag});  // parsed here, copied
+    define(m, schema, {at::Tag::pt2_compliant_tag});
   }
   // Internal: the competition entry point custom_kernel (task.h) of
   // csrc/torch/competition.cpp, for the evaluator. Writes into `output`.
@@ -93,11 +102,11 @@ TORCH_LIBRARY(redux, m) {
   // dim 0 as the kernels read it plus the layout (the whole tensor's plan);
   // the partials of units of it (uint8 bytes of the backend's accumulators);
   // the outputs from every unit's partials.
-  m.def("_sum_sharding(Tensor x, int[] global_sizes, int[1]? dim, ScalarType? dtype) -> (Tensor, int[])");
-  m.def("_sum_unit_partials(Tensor view, int[] layout, int unit_begin, int unit_end) -> Tensor");
-  m.def("_sum_from_partials(Tensor partials, int[] layout) -> Tensor");
+  define(m, "_sum_sharding(Tensor x, int[] global_sizes, int[1]? dim, ScalarType? dtype) -> (Tensor, int[])");
+  define(m, "_sum_unit_partials(Tensor view, int[] layout, int unit_begin, int unit_end) -> Tensor");
+  define(m, "_sum_from_partials(Tensor partials, int[] layout) -> Tensor");
   // Internal, a harness facility (include/redux/probe.h): streams x once
   // (the read-bandwidth ceiling); not a sum. evict_first: the loads' hint;
   // pattern: "grid-stride" (resident blocks) or "pieces" (a block per 16 KB).
-  m.def("_read_probe(Tensor x, bool evict_first=False, str pattern=\"grid-stride\") -> Tensor");
+  define(m, "_read_probe(Tensor x, bool evict_first=False, str pattern=\"grid-stride\") -> Tensor");
 }

@@ -25,7 +25,7 @@ const c10::TypedOperatorHandle<SumFn> &sum_op();
 const c10::TypedOperatorHandle<SumFn> &mean_op();
 
 struct SumPlan {
-  at::Tensor input;        // what the kernel reads: dense, maybe converted or copied
+  at::Tensor input;        // what the kernel reads: dense, maybe converted or copied (see pieces)
   at::ScalarType out_dtype;
   std::vector<int64_t> result_shape;  // torch.sum's result shape (keepdim applied)
   bool trivial = false;    // no kernel needed: the result is all zeros (or empty)
@@ -42,6 +42,11 @@ struct SumPlan {
   // When kept and reduced dims interleave in memory, the kernel reads
   // self.permute(input_perm) made contiguous (kept dims, then reduced ones).
   std::vector<int64_t> input_perm;
+  // The input is not dense: `input` is self itself, read in pieces
+  // (pieces.h) into dense buffers of in_t; the family and shape are those
+  // of its dense copy. reduced: per dim of self.
+  bool pieces = false;
+  std::vector<bool> reduced;
 };
 
 // The reduced dims of `self`, validated (errors name the argument), wrapped

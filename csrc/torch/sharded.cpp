@@ -5,6 +5,7 @@
 // redux/distributed.py cuts, gathers and finishes with them (see redux.h,
 // "Sharded sums"). Index arithmetic only: the C kernels add.
 #include <ATen/Parallel.h>
+#include <c10/util/safe_numerics.h>
 #include <torch/library.h>
 
 #include "sharded.h"
@@ -57,14 +58,35 @@ std::tuple<at::Tensor, std::vector<int64_t>> sharding_impl(const at::Tensor &x, 
   return {v, layout};
 }
 
-redux_shape checked_layout(const char *op, at::IntArrayRef layout) {
-  TORCH_CHECK((int64_t)layout.size() == kLayoutFields && layout[kFamily] >= 0 && layout[kUnits] >= 2, op,
-              ": argument 'layout' is not the layout of a sum of several units (from _sum_sharding)");
-  return redux_shape{layout[kOuter], layout[kN], layout[kInner]};
+redux_shape checked_layout(const char *op, at::IntArrayRef layout, const ShardBackend &backend) {
+  const char *what = ": argument 'layout' is not the layout of a sum of several units (from _sum_sharding): ";
+  TORCH_CHECK((int64_t)layout.size() == kLayoutFields, op, what, "it has ", layout.size(), " fields, not ",
+              (int64_t)kLayoutFields);
+  const int64_t family = layout[kFamily], in = layout[kInType], out = layout[kOutType];
+  TORCH_CHECK(family == REDUX_FULL || family == REDUX_ROWS || family == REDUX_COLS, op, what, "family ", family);
+  TORCH_CHECK(in >= REDUX_F32 && in <= REDUX_I64 && out >= REDUX_F32 && out <= REDUX_I64 &&
+                  redux_dtype_pair_supported((redux_dtype)in, (redux_dtype)out),
+              op, what, "dtypes ", in, " -> ", out);
+  const redux_shape s{layout[kOuter], layout[kN], layout[kInner]};
+  int64_t elements = 0;
+  TORCH_CHECK(s.outer >= 1 && s.n >= 1 && s.inner >= 1 && !c10::mul_overflows(s.outer, s.n, &elements) &&
+                  !c10::mul_overflows(elements, s.inner, &elements),
+              op, what, "shape [", s.outer, ", ", s.n, ", ", s.inner, "]");
+  TORCH_CHECK((family != REDUX_FULL || (s.outer == 1 && s.inner == 1)) && (family != REDUX_ROWS || s.inner == 1),
+              op, what, "shape [", s.outer, ", ", s.n, ", ", s.inner, "] for family ", family);
+  // The tree's fields are the backend's own, never the caller's.
+  const int64_t unit = backend.unit((redux_family)family, s, (redux_dtype)in);
+  TORCH_CHECK(layout[kUnit] == unit && layout[kUnits] == (s.n + unit - 1) / unit && layout[kUnits] >= 2, op, what,
+              "units of ", layout[kUnit], " x ", layout[kUnits], " (this backend's tree: ", unit, " x ",
+              (s.n + unit - 1) / unit, ", and a sum of one unit has no partials)");
+  TORCH_CHECK(layout[kAccBytes] == (int64_t)backend.acc_bytes((redux_dtype)in, (redux_dtype)out), op, what,
+              "partials of ", layout[kAccBytes], " bytes");
+  return s;
 }
 
-redux_shape checked_view(const char *op, const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1) {
-  const redux_shape s = checked_layout(op, layout);
+redux_shape checked_view(const char *op, const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1,
+                         const ShardBackend &backend) {
+  const redux_shape s = checked_layout(op, layout, backend);
   const at::ScalarType in = scalar_type_of((redux_dtype)layout[kInType]);
   TORCH_CHECK(u0 >= 0 && u0 < u1 && u1 <= layout[kUnits], op, ": units [", u0, ", ", u1,
               ") are not a range of the problem's ", layout[kUnits]);
@@ -76,8 +98,9 @@ redux_shape checked_view(const char *op, const at::Tensor &view, at::IntArrayRef
   return s;
 }
 
-redux_shape checked_partials(const char *op, const at::Tensor &partials, at::IntArrayRef layout) {
-  const redux_shape s = checked_layout(op, layout);
+redux_shape checked_partials(const char *op, const at::Tensor &partials, at::IntArrayRef layout,
+                             const ShardBackend &backend) {
+  const redux_shape s = checked_layout(op, layout, backend);
   TORCH_CHECK(partials.dim() == 4 && partials.size(0) >= 1 && partials.size(0) <= s.outer &&
                   partials.size(1) == layout[kUnits] && partials.size(2) == s.inner &&
                   partials.size(3) == layout[kAccBytes] && partials.scalar_type() == at::kByte &&
@@ -88,20 +111,27 @@ redux_shape checked_partials(const char *op, const at::Tensor &partials, at::Int
 }
 
 namespace {
-
 int64_t cpu_unit(redux_family family, redux_shape s, redux_dtype) { return redux_cpu_sum_unit(family, s); }
 size_t cpu_acc_bytes(redux_dtype, redux_dtype) { return sizeof(redux_cpu_acc); }
+}  // namespace
+
+const ShardBackend kCpuTree{cpu_unit, cpu_acc_bytes};
+
+namespace {
 
 std::tuple<at::Tensor, std::vector<int64_t>> sharding_cpu(const at::Tensor &x, at::IntArrayRef global_sizes,
                                                           at::OptionalIntArrayRef dim,
                                                           std::optional<at::ScalarType> dtype) {
-  return sharding_impl(x, global_sizes, dim, dtype, ShardBackend{cpu_unit, cpu_acc_bytes});
+  return sharding_impl(x, global_sizes, dim, dtype, kCpuTree);
 }
 
 constexpr const char *kPartialsOp = "redux._sum_unit_partials";
+constexpr const char *kFinishOp = "redux._sum_from_partials";
+
+}  // namespace
 
 at::Tensor unit_partials_cpu(const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1) {
-  const redux_shape s = checked_view(kPartialsOp, view, layout, u0, u1);
+  const redux_shape s = checked_view(kPartialsOp, view, layout, u0, u1, kCpuTree);
   const auto family = (redux_family)layout[kFamily];
   const auto in = (redux_dtype)layout[kInType], out = (redux_dtype)layout[kOutType];
   const int64_t k = u1 - u0, outer = view.size(0);
@@ -115,10 +145,8 @@ at::Tensor unit_partials_cpu(const at::Tensor &view, at::IntArrayRef layout, int
   return partials;
 }
 
-constexpr const char *kFinishOp = "redux._sum_from_partials";
-
 at::Tensor from_partials_cpu(const at::Tensor &partials, at::IntArrayRef layout) {
-  const redux_shape s = checked_partials(kFinishOp, partials, layout);
+  const redux_shape s = checked_partials(kFinishOp, partials, layout, kCpuTree);
   const int64_t outer = partials.size(0);
   const auto out = (redux_dtype)layout[kOutType];
   at::Tensor y = at::empty({outer, s.inner}, partials.options().dtype(scalar_type_of(out)));
@@ -130,7 +158,6 @@ at::Tensor from_partials_cpu(const at::Tensor &partials, at::IntArrayRef layout)
   return y;
 }
 
-}  // namespace
 }  // namespace redux_shim
 
 TORCH_LIBRARY_IMPL(redux, CPU, m) {

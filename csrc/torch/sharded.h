@@ -38,12 +38,25 @@ std::tuple<at::Tensor, std::vector<int64_t>> sharding_impl(const at::Tensor &x, 
                                                             std::optional<at::ScalarType> dtype,
                                                             const ShardBackend &backend);
 
-// Checks a layout (of a sum of several units) and returns its shape.
-redux_shape checked_layout(const char *op, at::IntArrayRef layout);
+// Checks every field of a layout (of a sum of several units) against the
+// backend's tree (a forged layout is an error, never an out-of-bounds
+// access) and returns its shape.
+redux_shape checked_layout(const char *op, at::IntArrayRef layout, const ShardBackend &backend);
 // Checks units [u0, u1) and a [outer held, their rows, inner] view of the
 // kernels' input dtype against the layout; returns the shape.
-redux_shape checked_view(const char *op, const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1);
+redux_shape checked_view(const char *op, const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1,
+                         const ShardBackend &backend);
 // Checks [outer held, units, inner, acc bytes] uint8 partials; returns the shape.
-redux_shape checked_partials(const char *op, const at::Tensor &partials, at::IntArrayRef layout);
+redux_shape checked_partials(const char *op, const at::Tensor &partials, at::IntArrayRef layout,
+                             const ShardBackend &backend);
+
+// Each backend's tree and its _sum_unit_partials / _sum_from_partials
+// (sharded.cpp, sharded_cuda.cpp).
+extern const ShardBackend kCpuTree;
+at::Tensor unit_partials_cpu(const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1);
+at::Tensor from_partials_cpu(const at::Tensor &partials, at::IntArrayRef layout);
+extern const ShardBackend kCudaTree;
+at::Tensor unit_partials_cuda(const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1);
+at::Tensor from_partials_cuda(const at::Tensor &partials, at::IntArrayRef layout);
 
 }  // namespace redux_shim

@@ -7,22 +7,25 @@
 #include "sharded.h"
 
 namespace redux_shim {
+const ShardBackend kCudaTree{redux_cuda_sum_unit, redux_cuda_sum_partial_bytes};
+
 namespace {
 
 std::tuple<at::Tensor, std::vector<int64_t>> sharding_cuda(const at::Tensor &x, at::IntArrayRef global_sizes,
                                                            at::OptionalIntArrayRef dim,
                                                            std::optional<at::ScalarType> dtype) {
   const c10::cuda::CUDAGuard guard(x.device());
-  return sharding_impl(x, global_sizes, dim, dtype,
-                       ShardBackend{redux_cuda_sum_unit, redux_cuda_sum_partial_bytes});
+  return sharding_impl(x, global_sizes, dim, dtype, kCudaTree);
 }
 
 constexpr const char *kPartialsOp = "redux._sum_unit_partials";
 constexpr const char *kFinishOp = "redux._sum_from_partials";
 
+}  // namespace
+
 at::Tensor unit_partials_cuda(const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1) {
   const c10::cuda::CUDAGuard guard(view.device());
-  const redux_shape s = checked_view(kPartialsOp, view, layout, u0, u1);
+  const redux_shape s = checked_view(kPartialsOp, view, layout, u0, u1, kCudaTree);
   const auto in = (redux_dtype)layout[kInType], out = (redux_dtype)layout[kOutType];
   const int64_t outer = view.size(0);
   at::Tensor partials = at::empty({outer, u1 - u0, s.inner, layout[kAccBytes]}, view.options().dtype(at::kByte));
@@ -35,7 +38,7 @@ at::Tensor unit_partials_cuda(const at::Tensor &view, at::IntArrayRef layout, in
 
 at::Tensor from_partials_cuda(const at::Tensor &partials, at::IntArrayRef layout) {
   const c10::cuda::CUDAGuard guard(partials.device());
-  const redux_shape s = checked_partials(kFinishOp, partials, layout);
+  const redux_shape s = checked_partials(kFinishOp, partials, layout, kCudaTree);
   const int64_t outer = partials.size(0);
   const auto in = (redux_dtype)layout[kInType], out = (redux_dtype)layout[kOutType];
   at::Tensor y = at::empty({outer, s.inner}, partials.options().dtype(scalar_type_of(out)));
@@ -45,7 +48,6 @@ at::Tensor from_partials_cuda(const at::Tensor &partials, at::IntArrayRef layout
   return y;
 }
 
-}  // namespace
 }  // namespace redux_shim
 
 TORCH_LIBRARY_IMPL(redux, CUDA, m) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <vector>
 
+#include "pieces.h"
 #include "plan.h"
 
 namespace redux_shim {
@@ -47,6 +48,10 @@ at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
   const SumPlan plan = plan_sum(kOp, self, dim, keepdim, dtype);
   auto [result, kernel_out] = allocate_outputs(plan);
   if (plan.trivial) return result;
+  if (plan.pieces) {
+    sum_in_pieces(plan, result, PieceBackend{kCpuTree, sum_impl, unit_partials_cpu, from_partials_cpu}, pieces);
+    return result;
+  }
   run_plan(plan, plan.input.const_data_ptr(), kernel_out.mutable_data_ptr(), pieces);
   finish_outputs(plan, result, kernel_out);
   return result;

@@ -7,6 +7,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include "pieces.h"
 #include "plan.h"
 #include "stream_buffers.h"
 
@@ -22,6 +23,10 @@ at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
   const SumPlan plan = plan_sum(kOp, self, dim, keepdim, dtype);
   auto [result, kernel_out] = allocate_outputs(plan);
   if (plan.trivial) return result;
+  if (plan.pieces) {
+    sum_in_pieces(plan, result, PieceBackend{kCudaTree, sum_impl, unit_partials_cuda, from_partials_cuda}, grid);
+    return result;
+  }
 
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(self.device().index()).stream();
   StreamBuffers buffers;
