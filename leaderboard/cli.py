@@ -7,15 +7,16 @@ evicted before each call, CUDA events around the Python call, stop at 0.1%
 standard error); print a ranked table; write JSON, markdown and a PNG plot.
 Without a GPU the CPU ops run on CPU-sized inputs.
 
-Differences from the competition's runner, on purpose: all ops are timed in
-this one process (the competition spawns one child per submission), after a
-warm-up call per op and size.
+Differences from the competition's runner, on purpose: redux's ops and
+torch.sum are timed in this one process, after a warm-up call per op and
+size; each --submission file runs in a child process of its own, as the
+competition's runner gives each submission one (a submission that crashes
+or hangs fails alone), and its reported times are checked against this
+process's clock.
 """
 import argparse
 import os
 import sys
-
-from leaderboard import report, score
 
 
 SUBCOMMANDS = {}  # name -> main(argv) of each subcommand (filled in below)
@@ -44,6 +45,9 @@ def parse_args(argv):
                          "torch.sum is always scored as the baseline")
     ap.add_argument("--submission", action="append", default=[], metavar="FILE",
                     help="also score a Python submission file defining custom_kernel(data) (repeatable)")
+    ap.add_argument("--call-timeout", type=float, default=120.0,
+                    help="seconds a --submission may take to load or to answer one request (default 120); "
+                         "past it, it is stopped and reported as failed")
     ap.add_argument("--sizes", default=None, help="comma-separated input sizes (default: the six "
                     "competition benchmark sizes on CUDA, smaller ones on the CPU)")
     ap.add_argument("--quick", action="store_true", help="at most 10 timed runs and 1 s per (op, size)")
@@ -85,6 +89,8 @@ def check_args(args):
     Leaves args.sizes a list of ints (or None)."""
     if args.time_budget <= 0:
         return f"argument --time-budget: must be a positive number of seconds, got {args.time_budget}"
+    if args.call_timeout <= 0:
+        return f"argument --call-timeout: must be a positive number of seconds, got {args.call_timeout}"
     if args.sizes is not None:
         try:
             sizes = [int(s) for s in args.sizes.split(",")]
@@ -93,6 +99,7 @@ def check_args(args):
         if not sizes or min(sizes) < 1:
             return f"argument --sizes: sizes must be positive integers, got {args.sizes!r}"
         args.sizes = sizes  # parsed once, for score.run
+        from leaderboard import score  # torch: imported only by the commands that need it
         device = score.device_of(args)
         room = memory_bytes(device)
         if room is not None and max(sizes) * BYTES_PER_ELEMENT > room:
@@ -142,6 +149,7 @@ def main(argv=None):
     if argv and argv[0] in SUBCOMMANDS:
         return SUBCOMMANDS[argv[0]](argv[1:])
     args = parse_args(argv)
+    from leaderboard import report, score
     results = score.run(args)
     print(report.format_terminal(results))
     busy = score.busy_host_warning(*results["host_busy_share"])

@@ -30,18 +30,26 @@ def available(device):
     return ops
 
 
-def load_submission(path):
-    """(name, custom_kernel) of a competition-style Python submission file."""
-    import importlib.util
+def submission_name(path):
+    """The name a submission file is listed under: file:<its name>."""
     import os
 
     name = "file:" + os.path.splitext(os.path.basename(path))[0]
+    _submissions[name] = path
+    return name
+
+
+def load_submission(path):
+    """(name, custom_kernel) of a competition-style Python submission file
+    (loaded into this process: only a submission's own child calls this)."""
+    import importlib.util
+
+    name = submission_name(path)
     spec = importlib.util.spec_from_file_location(f"_submission_{abs(hash(path))}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     if not callable(getattr(module, "custom_kernel", None)):
         raise SystemExit(f"{path} defines no custom_kernel(data)")
-    _submissions[name] = path
     return name, module.custom_kernel
 
 

@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -108,13 +109,101 @@ def test_cpp_custom_kernel_passes_test_mode():
     assert lines["check"] == "pass"
 
 
-@pytest.mark.parametrize("name", ["skip_one_percent.py", "cached_result.py", "early_return.py"])
+CHEATS_CAUGHT_IN_TEST_MODE = ["skip_one_percent.py", "cached_result.py", "early_return.py", "lazy_tensor.py",
+                              "secret_seed.py"]
+
+
+@pytest.mark.parametrize("name", CHEATS_CAUGHT_IN_TEST_MODE)
 def test_wrong_solutions_fail_test_mode_with_112(name):
     rc, lines, err = evaluate("test", TESTS_TXT, "--submission", os.path.join(HERE, "wrong_solutions", name))
     assert rc == 112, err
     assert lines["check"] == "fail"
     assert any(v == "fail" for k, v in lines.items() if k.endswith(".status"))
     assert any(k.endswith(".error") for k in lines)
+
+
+def test_every_wrong_solution_is_tested():
+    files = {f for f in os.listdir(os.path.join(HERE, "wrong_solutions")) if f.endswith(".py")}
+    assert files == set(CHEATS_CAUGHT_IN_TEST_MODE) | {"patched_timer.py"}
+
+
+def test_the_secret_seed_never_reaches_the_submission():
+    """secret_seed.py precomputes every answer from the secret it finds at
+    import (its environment, its parent's /proc environ). Leaked to it
+    (REDUX_TEST_LEAKED_SEED, the tests' stand-in for a leak) it passes: so
+    its failure under POPCORN_SEED alone is the secret not reaching it."""
+    path = os.path.join(HERE, "wrong_solutions", "secret_seed.py")
+    rc, lines, err = evaluate("test", TESTS_TXT, "--submission", path,
+                              env_extra={"POPCORN_SEED": "31337", "REDUX_TEST_LEAKED_SEED": "31337"})
+    assert rc == 0 and lines["check"] == "pass", err
+    rc, lines, err = evaluate("test", TESTS_TXT, "--submission", path, env_extra={"POPCORN_SEED": "31337"})
+    assert rc == 112 and lines["check"] == "fail", err
+
+
+def test_a_patched_timer_fails_leaderboard_mode(tmp_path):
+    """patched_timer.py makes every clock it can reach read 1 ns; the
+    harness's timing is bound before it loads, and the reported mean is
+    checked against the evaluator's own clock."""
+    tf = tmp_path / "bench.txt"
+    tf.write_text("size: 65536; seed: 3\n")
+    rc, lines, err = evaluate("leaderboard", str(tf), "--submission",
+                              os.path.join(HERE, "wrong_solutions", "patched_timer.py"), "--max-time", "0.5")
+    assert rc == 112 and lines["check"] == "fail", (lines, err)
+    assert "tampered" in lines["benchmark.0.error"]
+    rc, lines, err = evaluate("test", TESTS_TXT, "--submission", os.path.join(HERE, "wrong_solutions", "patched_timer.py"))
+    assert rc == 0, "its sum is right: only its timing is wrong"
+
+
+FAULTS = ["exit", "systemexit", "segfault", "hang", "raise"]
+FAULT_MODES = ["test", "benchmark", "leaderboard"]
+# The default suite takes these; the whole matrix runs with -m faults (CI does).
+QUICK_FAULTS = {("segfault", "leaderboard", "call"), ("hang", "test", "call")}
+
+
+def _fault_params():
+    for when in ("call", "load"):
+        for fault in FAULTS:
+            for mode in FAULT_MODES:
+                marks = [] if (fault, mode, when) in QUICK_FAULTS else [pytest.mark.faults]
+                yield pytest.param(fault, mode, when, marks=marks, id=f"{fault}-{mode}-{when}")
+
+
+@pytest.mark.parametrize("fault,mode,when", list(_fault_params()))
+def test_a_faulty_submission_fails_every_case_in_bounded_time(fault, mode, when, tmp_path):
+    """Whatever a submission does, in any mode: every case gets its fail
+    lines, then check: fail and exit 112, within the deadline."""
+    tf = tmp_path / "cases.txt"
+    tf.write_text("size: 4096; seed: 3\nsize: 1024; seed: 4\n")
+    t0 = time.monotonic()
+    rc, lines, err = evaluate(mode, str(tf), "--submission", os.path.join(HERE, "solutions", "faulty.py"),
+                              "--max-time", "0.5", "--call-timeout", "4", "--total-timeout", "30",
+                              env_extra={"FAULT": fault, "FAULT_WHEN": when})
+    assert time.monotonic() - t0 < 60
+    prefix = "test" if mode == "test" else "benchmark"
+    assert rc == 112, (lines, err)
+    assert lines["check"] == "fail" and lines[f"{prefix}-count"] == "2"
+    for i in range(2):
+        assert lines[f"{prefix}.{i}.status"] == "fail" and lines[f"{prefix}.{i}.error"]
+    expected = {"exit": "exited with code 3", "systemexit": "SystemExit(0)", "segfault": "SIGSEGV",
+                "hang": "no answer within 4 s", "raise": "ValueError: broken on purpose"}[fault]
+    assert expected in lines[f"{prefix}.0.error"], lines
+
+
+def test_the_total_deadline_ends_a_slow_run(tmp_path):
+    tf = tmp_path / "cases.txt"
+    tf.write_text("size: 4096; seed: 3\n" * 4)
+    t0 = time.monotonic()
+    rc, lines, err = evaluate("test", str(tf), "--submission", os.path.join(HERE, "solutions", "faulty.py"),
+                              "--call-timeout", "100", "--total-timeout", "5", env_extra={"FAULT": "hang"})
+    assert rc == 112 and time.monotonic() - t0 < 40
+    assert "no answer within" in lines["test.0.error"]
+    assert all(lines[f"test.{i}.status"] == "fail" for i in range(4))
+
+
+def test_bad_deadlines_are_usage_errors(capsys):
+    for flag in ("--call-timeout", "--total-timeout", "--max-time"):
+        assert evaluator.main(["test", TESTS_TXT, "--cpp", flag, "0"]) == 2
+        assert flag in capsys.readouterr().err
 
 
 def test_secret_seed_is_mixed_in():

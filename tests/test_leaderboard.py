@@ -43,7 +43,8 @@ def test_checker_tolerance_and_special_values():
     assert core.check(torch.tensor(float("inf")), torch.tensor(float("inf"))) == ""
     assert core.check(torch.tensor(float("nan")), torch.tensor(float("nan"))) == ""
     assert "inf" in core.check(torch.tensor(float("-inf")), torch.tensor(float("inf")))
-    assert "expected a tensor" in core.check(1000.0, ref)
+    assert "expected a plain torch.Tensor" in core.check(1000.0, ref)
+    assert "tensor subclass" in core.check(torch.nn.Parameter(torch.tensor(1000.0)), ref)
 
 
 def test_stats_and_stopping_rule():
@@ -108,6 +109,27 @@ def test_wrong_solutions_are_rejected(tmp_path, ranked):
         e = results["ops"]["file:" + s[:-3]]
         assert not e["correct"], f"{s} was accepted: {e}"
     assert results["ops"]["sum"]["correct"] and results["ops"]["torch.sum"]["correct"]
+
+
+@pytest.mark.parametrize("fault", ["segfault", pytest.param("hang", marks=pytest.mark.faults),
+                                   pytest.param("systemexit", marks=pytest.mark.faults)])
+def test_a_submission_that_crashes_or_hangs_fails_alone(tmp_path, monkeypatch, fault):
+    """Each --submission runs in a process of its own: one that crashes,
+    hangs or exits is reported as failed and the others are still scored;
+    a timer-patching one and a lazy tensor are caught."""
+    monkeypatch.setenv("FAULT", fault)
+    subs = [os.path.join(HERE, "solutions", "faulty.py"), os.path.join(HERE, "solutions", "torch_sum.py"),
+            os.path.join(WRONG, "patched_timer.py"), os.path.join(WRONG, "lazy_tensor.py")]
+    flags = [a for s in subs for a in ("--submission", s)]
+    results = _run(tmp_path, "--ops", "sum", "--call-timeout", "4", *flags)
+    ops = results["ops"]
+    why = {"segfault": "SIGSEGV", "hang": "no answer within 4 s", "systemexit": "SystemExit(0)"}[fault]
+    assert not ops["file:faulty"]["correct"] and all(why in v for v in ops["file:faulty"]["tests"].values())
+    assert ops["file:torch_sum"]["correct"] and ops["file:torch_sum"]["benchmarks"]["65536"]["runs"] >= 1
+    timer = ops["file:patched_timer"]
+    assert not timer["correct"] and any("tampered" in b.get("error", "") for b in timer["benchmarks"].values())
+    assert not ops["file:lazy_tensor"]["correct"]
+    assert ops["sum"]["correct"] and ops["torch.sum"]["correct"]
 
 
 def test_a_correct_submission_is_accepted(tmp_path):

@@ -113,7 +113,7 @@ def test_report_reads_saved_runs_without_a_gpu(capsys, tmp_path):
 
 
 def _sends_double(conn, x):
-    conn.send(2 * x)
+    versus.answer(conn, 2 * x)
     conn.close()
 
 
@@ -205,11 +205,11 @@ def _scripted_turn(conn, path, sizes, seed, ranked, count, retake, run_usual_ns,
     (its gauge 50 against the others' 10), "broken" fails its check."""
     gauge = 50.0 if path == "busy" else 10.0
     if retake and not last_try and versus.turn_is_busy(gauge, run_usual_ns):
-        conn.send(versus._result(gauge_ns=gauge, busy=True))
+        versus.answer(conn, versus._result(gauge_ns=gauge, busy=True))
     elif path == "broken":
-        conn.send(versus._result(error="size 1000: mismatch"))
+        versus.answer(conn, versus._result(error="size 1000: mismatch"))
     else:
-        conn.send(versus._result("fake", {s: [float(seed)] * count for s in sizes}, {s: 1 for s in sizes},
+        versus.answer(conn, versus._result("fake", {s: [float(seed)] * count for s in sizes}, {s: 1 for s in sizes},
                                  gauge_ns=gauge))
     conn.close()
 
@@ -224,11 +224,11 @@ def _rendezvous_turn(conn, path, sizes, seed, ranked, count, retake, run_usual_n
         deadline = time.monotonic() + 20
         while len([f for f in os.listdir(folder) if f.endswith(".loading")]) < 3:
             if time.monotonic() > deadline:
-                conn.send(versus._result(error="loaded alone"))
+                versus.answer(conn, versus._result(error="loaded alone"))
                 conn.close()
                 return
             time.sleep(0.05)
-    conn.send(versus._result("fake", {s: [1.0] * count for s in sizes}, {s: 0 for s in sizes}, gauge_ns=10.0))
+    versus.answer(conn, versus._result("fake", {s: [1.0] * count for s in sizes}, {s: 0 for s in sizes}, gauge_ns=10.0))
     conn.close()
 
 
