@@ -23,7 +23,8 @@ does not read (float8, ...) converted to the result dtype first, as torch
 does. What torch refuses (probed from torch itself when the switch first
 turns on, ~0.1 s: float8 and complex32 results, the mean of integers
 without a floating dtype, ...) raises torch's error types, and bad dims
-its IndexError.
+its IndexError. The probe runs torch's CPU kernels: on CUDA, where torch
+also sums complex32 results, the switch refuses them as the CPU does.
 
 Scope: the switch is process-wide (the dispatcher's registrations are
 global): every thread sees it while it is on. enable() and disable() turn a

@@ -175,17 +175,19 @@ def test_a_faulty_submission_fails_every_case_in_bounded_time(fault, mode, when,
     tf = tmp_path / "cases.txt"
     tf.write_text("size: 4096; seed: 3\nsize: 1024; seed: 4\n")
     t0 = time.monotonic()
+    # Deadlines with room for a loaded host (a GPU machine running the suite
+    # 14-wide took 25 s to load a submission).
     rc, lines, err = evaluate(mode, str(tf), "--submission", os.path.join(HERE, "solutions", "faulty.py"),
-                              "--max-time", "0.5", "--call-timeout", "4", "--total-timeout", "30",
+                              "--max-time", "0.5", "--call-timeout", "15", "--total-timeout", "120",
                               env_extra={"FAULT": fault, "FAULT_WHEN": when})
-    assert time.monotonic() - t0 < 60
+    assert time.monotonic() - t0 < 150
     prefix = "test" if mode == "test" else "benchmark"
     assert rc == 112, (lines, err)
     assert lines["check"] == "fail" and lines[f"{prefix}-count"] == "2"
     for i in range(2):
         assert lines[f"{prefix}.{i}.status"] == "fail" and lines[f"{prefix}.{i}.error"]
     expected = {"exit": "exited with code 3", "systemexit": "SystemExit(0)", "segfault": "SIGSEGV",
-                "hang": "no answer within 4 s", "raise": "ValueError: broken on purpose"}[fault]
+                "hang": "no answer within", "raise": "ValueError: broken on purpose"}[fault]
     assert expected in lines[f"{prefix}.0.error"], lines
 
 
@@ -194,9 +196,11 @@ def test_the_total_deadline_ends_a_slow_run(tmp_path):
     tf.write_text("size: 4096; seed: 3\n" * 4)
     t0 = time.monotonic()
     rc, lines, err = evaluate("test", str(tf), "--submission", os.path.join(HERE, "solutions", "faulty.py"),
-                              "--call-timeout", "100", "--total-timeout", "5", env_extra={"FAULT": "hang"})
-    assert rc == 112 and time.monotonic() - t0 < 40
-    assert "no answer within" in lines["test.0.error"]
+                              "--call-timeout", "100", "--total-timeout", "8", env_extra={"FAULT": "hang"})
+    assert rc == 112 and time.monotonic() - t0 < 60
+    # the first case's call is cut to what is left of the 8 s (or, on a host
+    # slow to load, the total deadline has passed already)
+    assert any(m in lines["test.0.error"] for m in ("no answer within", "total deadline of 8 s passed"))
     assert all(lines[f"test.{i}.status"] == "fail" for i in range(4))
 
 

@@ -3,6 +3,7 @@ redux has no kernel for, inputs that are not dense (expanded, overlapping,
 stepped) read in bounded pieces, forged layouts for the internal ops, and
 the switch against torch for all of them."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -18,6 +19,19 @@ from conftest import DEVICES, HAS_CUDA, random_tensor
 # Every dtype this torch has, found programmatically: one torch adds later is swept too.
 ALL_DTYPES = sorted({v for v in vars(torch).values() if isinstance(v, torch.dtype)}, key=str)
 RUNGS = [v.name for v in redux.VARIANTS if not v.general]
+
+
+def _cuda_unsafe(dtype):
+    """Dtypes torch's own CUDA calls are not compared against: with bits,
+    sub-byte integer and quantized types, and in some casts to float8 and
+    float4, torch fails a device-side assert (c10/core/DynamicCast.h) that
+    ends the process's CUDA context; and CUDA torch sums complex32 results
+    where its CPU kernels (the switch's probe) refuse them. On CUDA redux
+    must refuse these dtypes (its ops) without touching data."""
+    name = str(dtype).split(".")[1]
+    if name.startswith(("float8", "float4")) or name == "complex32":
+        return True
+    return name.startswith(("bits", "q")) or re.fullmatch(r"u?int[1-7]", name) is not None
 
 
 def _make(dtype, device):
@@ -69,6 +83,7 @@ def _check_outcome(name, got, want):
         assert issubclass(kind, (RuntimeError, TypeError, IndexError)), (name, kind, message)
         assert "argument '" in message, f"{name}: the error does not name the argument: {message}"
         return
+    assert want is not None, f"{name}: redux answered a dtype torch cannot take on this device"
     assert want[0] == "ok", f"{name}: redux answered where torch refuses ({want[1].__name__}: {want[2][:80]})"
     assert got[1:3] == want[1:3], (name, got[1:3], want[1:3])
     if got[3] is not None and want[3] is not None:
@@ -103,7 +118,8 @@ def test_every_dtype_into_every_entry(device, dtype):
             if got[0] == "err":
                 _check_outcome(name, got, None)
             continue
-        _check_outcome(name, got, _outcome(counterpart))
+        unsafe = device == "cuda" and _cuda_unsafe(dtype)
+        _check_outcome(name, got, None if unsafe else _outcome(counterpart))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -111,10 +127,13 @@ def test_every_dtype_into_every_entry(device, dtype):
 def test_switch_gives_torchs_outcome_for_every_dtype(device, dtype):
     """Under the switch, sum and mean with every dtype argument give torch's
     result (dtype, shape, value) or torch's error type, dims errors included."""
+    if device == "cuda" and _cuda_unsafe(dtype):
+        pytest.skip("torch itself fails a device-side assert with this dtype on CUDA: no outcome to match")
     x = _make(dtype, device)
     if x is None:
         return  # torch cannot make it: no call can reach the switch
-    for out in [None] + ALL_DTYPES:
+    outs = [d for d in ALL_DTYPES if device != "cuda" or not _cuda_unsafe(d)]
+    for out in [None] + outs:
         for name, call in [("sum", lambda: x.sum(dtype=out)), ("sum(1)", lambda: x.sum(1, dtype=out)),
                            ("mean", lambda: x.mean(dtype=out)), ("mean(0, True)", lambda: x.mean(0, True, dtype=out)),
                            ("sum(5)", lambda: x.sum(5, dtype=out)), ("mean(-3)", lambda: x.mean(-3, dtype=out)),
@@ -123,8 +142,9 @@ def test_switch_gives_torchs_outcome_for_every_dtype(device, dtype):
             with redux.enabled():
                 got = _outcome(call)
             assert got[:3 if got[0] == "ok" else 2] == want[:3 if want[0] == "ok" else 2], (name, out, got[:2], want[:2])
-            if got[0] == "ok":
-                assert torch.allclose(got[3], want[3], rtol=1e-2, atol=1e-2, equal_nan=True), (name, out)
+            if got[0] == "ok":  # (where torch's half-precision intermediate overflows, redux's wide one need not)
+                finite = torch.isfinite(want[3])
+                assert torch.allclose(got[3][finite], want[3][finite], rtol=1e-2, atol=1e-2), (name, out)
 
 
 @pytest.mark.parametrize("device", DEVICES)
