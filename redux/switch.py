@@ -173,19 +173,39 @@ def _register():
     global _torch_verdicts
     if _torch_verdicts is None:
         _torch_verdicts = _probe_torch_verdicts()
-    lib = torch.library.Library("aten", "IMPL")
     kernels = {
         "sum": lambda x, *, dtype=None: _sum(x, None, False, dtype),
         "sum.dim_IntList": lambda x, dim, keepdim=False, *, dtype=None: _sum(x, dim, keepdim, dtype),
         "mean": lambda x, *, dtype=None: _mean(x, None, False, dtype),
         "mean.dim": lambda x, dim, keepdim=False, *, dtype=None: _mean(x, dim, keepdim, dtype),
     }
-    with warnings.catch_warnings():  # "overriding a previously registered kernel": on purpose
-        warnings.simplefilter("ignore")
-        for name, fn in kernels.items():
-            for key in ("CPU", "CUDA"):
-                lib.impl(name, fn, key)
+    keys = ("CPU", "CUDA")
+    for name in kernels:  # a conflict is found before anything is registered
+        for key in keys:
+            if f"aten/{name}/{key}" in torch.library._impls:
+                raise RuntimeError(f"redux.enable: aten::{name} for {key} is already overridden from Python by "
+                                   f"{_registrant(name, key)}; torch allows one override per op and key, so "
+                                   "disable that library's override first (or redux's switch)")
+    lib = torch.library.Library("aten", "IMPL")
+    try:
+        with warnings.catch_warnings():  # "overriding a previously registered kernel": on purpose
+            warnings.simplefilter("ignore")
+            for name, fn in kernels.items():
+                for key in keys:
+                    lib.impl(name, fn, key)
+    except BaseException:
+        lib._destroy()  # all or nothing
+        raise
     return lib
+
+
+def _registrant(name, key):
+    """Where the kernel now registered for aten::name at `key` was
+    registered (file:line, from the dispatcher's table)."""
+    for line in torch._C._dispatch_dump(f"aten::{name}").splitlines():
+        if line.startswith(f"{key}: registered at "):
+            return "the code at " + line.split("registered at ", 1)[1].rsplit(" [", 1)[0]
+    return "another library"
 
 
 def _update():
@@ -203,8 +223,12 @@ def enable():
     """Turns the switch on until disable() (idempotent)."""
     global _persistent
     with _lock:
-        _persistent = True
-        _update()
+        was, _persistent = _persistent, True
+        try:
+            _update()
+        except BaseException:
+            _persistent = was
+            raise
 
 
 def disable():
@@ -227,7 +251,11 @@ def enabled():
     global _holders
     with _lock:
         _holders += 1
-        _update()
+        try:
+            _update()
+        except BaseException:
+            _holders -= 1
+            raise
     try:
         yield
     finally:

@@ -184,3 +184,24 @@ def test_cuda_graph_capture_and_replay_under_the_switch():
         with redux.enabled():
             expect = (x + k).sum(-1) + (x + k).mean(0).sum()
         assert torch.equal(static_out, expect)
+
+
+def test_a_conflicting_override_names_the_op_and_installs_nothing():
+    """Another library's Python override of an op the switch takes: enable()
+    and enabled() raise naming the op and where the other kernel came from,
+    and leave nothing of redux installed (all or nothing)."""
+    x = random_tensor((3, 5), torch.float32, "cpu", seed=12)
+    plain = torch.sum(x)
+    other = torch.library.Library("aten", "IMPL")
+    other.impl("mean.dim", lambda t, dim, keepdim=False, *, dtype=None: torch.zeros(()), "CPU")
+    try:
+        for turn_on in (redux.enable, lambda: redux.enabled().__enter__()):
+            with pytest.raises(RuntimeError, match=r"aten::mean.dim for CPU is already overridden .*test_switch.py"):
+                turn_on()
+            assert not redux.is_enabled()
+            assert torch.equal(torch.sum(x), plain) and "redux::sum" not in ops_called(lambda: torch.sum(x))
+    finally:
+        other._destroy()
+    with redux.enabled():  # once the other override is gone, the switch works
+        assert redux.is_enabled() and "redux::sum" in ops_called(lambda: torch.sum(x))
+    assert not redux.is_enabled()
