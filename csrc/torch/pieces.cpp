@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <functional>
 
 namespace redux_shim {
 namespace {
@@ -159,13 +158,19 @@ void sum_in_pieces(const SumPlan &plan, at::Tensor &result, const PieceBackend &
   const int64_t units_per_piece = block > 1 ? units : std::clamp<int64_t>(budget / (unit * s.inner), 1, units);
   for (int64_t o0 = 0; o0 < s.outer; o0 += block) {
     const int64_t o1 = std::min(s.outer, o0 + block);
-    at::Tensor partials = at::empty({o1 - o0, units, s.inner, layout[kAccBytes]}, opts.dtype(at::kByte));
+    at::Tensor partials;  // [slices, units, inner, acc bytes]
     for (int64_t u0 = 0; u0 < units; u0 += units_per_piece) {
       const int64_t u1 = std::min(units, u0 + units_per_piece);
       const int64_t r0 = u0 * unit, r1 = std::min(s.n, u1 * unit);
       at::Tensor buffer = at::empty({o1 - o0, r1 - r0, s.inner}, opts);
       copy_box(g, o0, o1, r0, r1, buffer);
-      partials.narrow(1, u0, u1 - u0).copy_(backend.unit_partials(buffer, layout, u0, u1));
+      at::Tensor piece = backend.unit_partials(buffer, layout, u0, u1);
+      if (u0 == 0 && u1 == units) {
+        partials = piece;  // one piece: its partials are all of them
+        break;
+      }
+      if (!partials.defined()) partials = at::empty({o1 - o0, units, s.inner, layout[kAccBytes]}, piece.options());
+      partials.narrow(1, u0, u1 - u0).copy_(piece);
     }
     out.narrow(0, o0, o1 - o0).copy_(backend.from_partials(partials, layout));
   }

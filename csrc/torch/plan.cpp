@@ -177,7 +177,9 @@ SumPlan plan_from_spec(const SumSpec &spec, const at::Tensor &self, bool keepdim
   // The kernel reads one of its own dtypes; other inputs are converted by
   // torch first (this is torch.sum's own rule: the sum runs in `dtype`).
   const auto self_t = to_redux(self.scalar_type());
-  const redux_dtype out_t = *to_redux(plan.out_dtype);
+  const auto out_kernel_t = to_redux(plan.out_dtype);  // sum_spec admits only dtypes that have one
+  TORCH_CHECK(out_kernel_t.has_value(), "redux.sum: internal: no kernel dtype for the result dtype ", plan.out_dtype);
+  const redux_dtype out_t = *out_kernel_t;
   const bool convert = !self_t.has_value() || !redux_dtype_pair_supported(*self_t, out_t);
   plan.in_t = convert ? out_t : *self_t;
   plan.out_t = out_t;
