@@ -58,22 +58,23 @@ class Submission:
     (leaderboard/isolate.py): its test phase and timed samples are requests
     to the child, each with --call-timeout. A submission that fails to load,
     raises, exits, crashes or hangs is reported as failed; the others are
-    still scored."""
+    still scored. The child is stopped after the test phase and started
+    again for its own measurements, so no idle process of it (nor its CUDA
+    context) sits beside this process's timings."""
 
     def __init__(self, path, device, call_timeout_s):
         self.path, self.device, self.call_timeout_s = path, device, call_timeout_s
-        try:
-            self.child, self.broken = isolate.Child(path, call_timeout_s), ""
-        except isolate.SubmissionFailed as e:
-            self.child, self.broken = None, str(e)
+        self.child, self.broken = None, ""
 
     def _call(self, handler, *args):
         if self.broken:
             raise isolate.SubmissionFailed(self.broken)
         try:
+            if self.child is None:
+                self.child = isolate.Child(self.path, self.call_timeout_s)
             return self.child.call(handler, *args, deadline_s=self.call_timeout_s)
         except isolate.SubmissionFailed as e:
-            if not self.child.alive():
+            if self.child is None or not self.child.alive():
                 self.broken = str(e)
             raise
 
@@ -82,6 +83,8 @@ class Submission:
             return self._call("leaderboard.score.child_test_phase", args.seed, self.device)
         except isolate.SubmissionFailed as e:
             return {str(size): str(e) for size in core.TEST_SIZES}
+        finally:
+            self.close()
 
     def sampler(self, size, args):
         def sample():
@@ -94,15 +97,18 @@ class Submission:
     def clock_problem(self, size, seed, mean_ns):
         """'' when the child's figures at `size` agree with this process's clock."""
         from leaderboard import evaluator
+        if self.broken or self.child is None:
+            return self.broken or "the submission's process is gone"
         try:
             return evaluator.clock_problem(self.child, {"size": size, "seed": seed}, mean_ns, self.device,
-                                           lambda: self.call_timeout_s) if not self.broken else self.broken
+                                           lambda: self.call_timeout_s)
         except isolate.SubmissionFailed as e:
             return str(e)
 
     def close(self):
         if self.child:
             self.child.close()
+            self.child = None
 
 
 def child_test_phase(kernel, state, seed, device):
@@ -262,24 +268,8 @@ def run(args):
                         else make_sampler(fn, size, args, device, timer, shared))
              for size in sizes for name, fn in chosen.items() if results["ops"][name]["correct"]]
     progress = Progress(len(cells))
-    # This process's cells interleaved, then each submission's alone: an idle
-    # process's threads spin for a while (OpenMP), which on a small CPU host
-    # slowed whichever process was measured beside them ~100x.
-    groups = [[c for c in cells if not isinstance(chosen[c.key[0]], Submission)]]
-    groups += [[c for c in cells if c.key[0] == name] for name, fn in chosen.items() if isinstance(fn, Submission)]
-    for group in groups:
-        stats.measure(group, max_runs=10 if args.quick else core.MAX_RUNS,
-                      budget_s=1.0 if args.quick else args.time_budget,
-                      on_done=lambda c: progress.step(f"{c.key[0]} {c.key[1]:,}"))
+    measure_cells(cells, chosen, args, progress)
     progress.finish()
-    for c in cells:
-        fn = chosen[c.key[0]]
-        if c.stats and isinstance(fn, Submission):
-            c.error = fn.clock_problem(c.key[1], args.seed, c.stats.mean)
-            c.stats = None if c.error else c.stats
-    for fn in chosen.values():
-        if isinstance(fn, Submission):
-            fn.close()
     for c in cells:
         entry = results["ops"][c.key[0]]
         entry["benchmarks"][str(c.key[1])] = c.stats.as_dict() if c.stats else {"error": c.error}
@@ -287,6 +277,27 @@ def run(args):
     results["host_busy_share"] = [busy_before, busy_share()]
     report.summarize(results)
     return results
+
+
+def measure_cells(cells, chosen, args, progress):
+    """This process's cells interleaved, then each submission's alone (an
+    idle process's OpenMP threads spin for a while, which on a small CPU host
+    slowed whichever process was measured beside them ~500x), each
+    submission's figures checked against this process's clock before its
+    process ends."""
+    groups = [[c for c in cells if not isinstance(chosen[c.key[0]], Submission)]]
+    groups += [[c for c in cells if c.key[0] == name] for name, fn in chosen.items() if isinstance(fn, Submission)]
+    for group in groups:
+        stats.measure(group, max_runs=10 if args.quick else core.MAX_RUNS,
+                      budget_s=1.0 if args.quick else args.time_budget,
+                      on_done=lambda c: progress.step(f"{c.key[0]} {c.key[1]:,}"))
+        submission = chosen[group[0].key[0]] if group else None
+        if isinstance(submission, Submission):
+            for c in group:
+                if c.stats:
+                    c.error = submission.clock_problem(c.key[1], args.seed, c.stats.mean)
+                    c.stats = None if c.error else c.stats
+            submission.close()
 
 
 def git_commit():
