@@ -13,7 +13,7 @@ The secret seed (POPCORN_SEED) is not in the child's environment.
 What this does not do: the child runs as the same user, unsandboxed. It
 can read and write what that user can, use the network, signal other
 processes of the user, and patch anything inside its own process, the
-harness code loaded there included (README, "What a submission can do").
+harness code loaded there included (docs/harness.md, the evaluator).
 """
 import importlib
 import json
