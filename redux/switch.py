@@ -52,6 +52,7 @@ _persistent = False  # enable() without disable()
 _library = None     # the torch.library registrations while on
 
 _REDUX_OUT = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64)
+_MEAN_OUT = _REDUX_OUT[:4]  # redux.mean's result dtypes: floating only, as torch.mean's
 # Input dtypes redux's kernels read (others are converted to the result dtype first, as torch does).
 _REDUX_READS = _REDUX_OUT + (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.uint16,
                              torch.uint32, torch.uint64)
@@ -158,13 +159,13 @@ def _sum(x, dim, keepdim, dtype):
 
 def _mean(x, dim, keepdim, dtype):
     out = dtype if dtype is not None else x.dtype
-    if out.is_complex or out not in _REDUX_OUT or x.dtype not in _REDUX_READS:
+    if out.is_complex or out not in _MEAN_OUT or x.dtype not in _REDUX_READS:
         _unusual("mean", x, dim, keepdim, dtype)
     if out.is_complex:
         return _complex(torch.ops.redux.mean, x, out, dim, keepdim)
     if x.dtype not in _REDUX_READS:
         x = x.to(out)
-    if out in _REDUX_OUT:
+    if out in _MEAN_OUT:
         return torch.ops.redux.mean(x, dim, keepdim, dtype=dtype)
     return torch.ops.redux.mean(x, dim, keepdim, dtype=torch.float32).to(out)
 
