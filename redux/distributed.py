@@ -20,6 +20,13 @@ dim 0; pieces may differ in length, as torch.chunk's or DTensor Shard(0)'s
 do); every other dim is whole on every rank. A DTensor input must be
 ``Shard(0)`` on one mesh dim and ``Replicate`` on the others.
 
+``redux.distributed.mean`` gives ``torch.ops.redux.mean``'s bits the same
+way (the sum in the wider dtype, one division). Both are differentiable
+(a shard's gradient is the output's gradient broadcast onto it, no
+collective), compile with torch.compile(fullgraph=True) as one custom op,
+and check every rank's input in their first collective, so that an
+invalid input on one rank raises the same error on every rank.
+
 Cost: when every shard boundary falls on a unit boundary (``unit_of``),
 only partials move (a few KB to MB). A boundary inside a unit moves that
 unit's raw elements on the two sides of it (at most one unit per boundary),
@@ -32,11 +39,12 @@ import importlib.util
 import math
 import sys
 import zlib
+from typing import List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
 
-__all__ = ["sum", "unit_of"]
+__all__ = ["sum", "mean", "unit_of"]
 
 # Layout fields of torch.ops.redux._sum_sharding (csrc/torch/sharded.h).
 _FAMILY, _OUTER, _N, _INNER, _UNIT, _UNITS, _ACC, _ROLE, _PER = range(9)
@@ -66,48 +74,126 @@ def _dims(dim):
     return [dim] if isinstance(dim, int) else list(dim)
 
 
-def _group_of(x, group):
-    """(local tensor, group, DTensor mesh or None, dim-0 lengths or None) for
-    a DTensor or a shard. A DTensor's metadata is the same on every rank, so
-    its lengths come from its global shape, with no collective."""
-    try:
-        from torch.distributed.tensor import DTensor, Replicate, Shard
-    except ImportError:  # pragma: no cover - torch without DTensor
-        DTensor = None
-    if DTensor is not None and isinstance(x, DTensor):
-        if group is not None:
-            raise ValueError("redux.distributed.sum: argument 'group' must be None for a DTensor input "
-                             "(its device mesh names the group)")
-        mesh, placements = x.device_mesh, x.placements
-        sharded = [i for i, p in enumerate(placements) if not isinstance(p, Replicate)]
-        if len(sharded) > 1 or any(not (isinstance(placements[i], Shard) and placements[i].dim == 0)
-                                   for i in sharded):
-            raise ValueError(f"redux.distributed.sum: argument 'x' has placements {tuple(placements)}; exact "
-                             "mode supports Shard(0) on one mesh dim and Replicate on the others "
-                             "(redistribute the DTensor first)")
-        if not sharded:
-            return x.to_local(), None, mesh, None
-        local, ranks = x.to_local(), mesh.size(sharded[0])
-        if x.dim() == 0:
-            raise ValueError("redux.distributed.sum: argument 'x' is 0-dim: there is no dim 0 to be sharded on")
-        # Shard(0) cuts dim 0 as torch.chunk does: ceil(size / ranks) per rank, the last ones shorter or empty
-        step = -(-x.shape[0] // ranks)
-        lengths = [max(0, min(step, x.shape[0] - r * step)) for r in range(ranks)]
-        if local.shape[0] != lengths[mesh.get_local_rank(sharded[0])]:
-            raise RuntimeError(f"redux.distributed.sum: internal: this rank's Shard(0) piece has {local.shape[0]} "
-                               f"rows, torch.chunk's rule says {lengths[mesh.get_local_rank(sharded[0])]}")
-        return local, mesh.get_group(sharded[0]), mesh, lengths
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"redux.distributed.sum: argument 'x' must be a Tensor or DTensor, got {type(x).__name__}")
+def sum(x, dim=None, keepdim=False, *, dtype=None, group=None):  # noqa: A001 - torch.sum's name
+    """torch.sum of a tensor sharded along dim 0 over the ranks of `group`,
+    with exactly the bits of torch.ops.redux.sum of the whole tensor on one
+    device (see the module's doc for the layout). x: a DTensor, or this
+    rank's shard (a plain tensor) with `group` (None: the default group).
+    Every rank of the group must call it. Returns the whole result on every
+    rank: a plain tensor, or a Replicate DTensor for a DTensor input.
+    Differentiable: the gradient of a shard is the output's gradient
+    broadcast onto it (no collective)."""
+    return _reduce("sum", x, dim, keepdim, dtype, group)
+
+
+def mean(x, dim=None, keepdim=False, *, dtype=None, group=None):
+    """torch.mean of a tensor sharded as for `sum`, with exactly the bits of
+    torch.ops.redux.mean of the whole tensor on one device: the sharded sum
+    in the wider dtype, divided once by the whole tensor's count. Floating
+    results only, like torch.mean."""
+    return _reduce("mean", x, dim, keepdim, dtype, group)
+
+
+def _reduce(op, x, dim, keepdim, dtype, group):
+    where = f"redux.distributed.{op}"
+    dims = _dims(dim)
+    dtensor = _dtensor_type()
+    if dtensor is not None and isinstance(x, dtensor):
+        local, group, mesh, lengths = _dtensor_shards(x, group, where)
+        if group is None:  # replicated: every rank holds the whole tensor
+            one_device = torch.ops.redux.mean if op == "mean" else torch.ops.redux.sum
+            return _as_dtensor(one_device(local, dims, keepdim, dtype=dtype), mesh)
+        # a DTensor's metadata is the same on every rank: so is any problem, raised here with no collective
+        problem = _local_problem(op, local, dims, keepdim, dtype)
+        if problem:
+            raise problem[0](f"{where}: {problem[1]}")
+        out = _exact(local, dims, keepdim, dtype, group.group_name, lengths, op == "mean")[0]
+        return _as_dtensor(out, mesh)
     if not dist.is_available() or not dist.is_initialized():
-        raise RuntimeError("redux.distributed.sum: no process group: call torch.distributed.init_process_group "
-                           "first, or pass a DTensor")
-    return x, group, None, None
+        raise RuntimeError(f"{where}: no process group: call torch.distributed.init_process_group first, "
+                           "or pass a DTensor")
+    problem = _front_problem(x)
+    if problem:  # still enter the first collective, so that every rank raises, not just this one
+        _agree(op, None, None, False, None, group, _comm_device(None, group), problem)
+    return _exact(x, dims, keepdim, dtype, "" if group is None else group.group_name, None, op == "mean")[0]
+
+
+def _dtensor_type():
+    """DTensor's class when torch.distributed.tensor is loaded (a DTensor
+    input means it is), else None: importing it costs ~0.6 s."""
+    module = sys.modules.get("torch.distributed.tensor")
+    return getattr(module, "DTensor", None)
+
+
+def _dtensor_shards(x, group, where):
+    """(local tensor, group, mesh, dim-0 lengths) of a DTensor; group None
+    when it is replicated. Its metadata is the same on every rank, so the
+    lengths come from its global shape, with no collective."""
+    from torch.distributed.tensor import Replicate, Shard
+    if group is not None:
+        raise ValueError(f"{where}: argument 'group' must be None for a DTensor input (its device mesh names "
+                         "the group)")
+    mesh, placements = x.device_mesh, x.placements
+    sharded = [i for i, p in enumerate(placements) if not isinstance(p, Replicate)]
+    if len(sharded) > 1 or any(not (isinstance(placements[i], Shard) and placements[i].dim == 0) for i in sharded):
+        raise ValueError(f"{where}: argument 'x' has placements {tuple(placements)}; exact mode supports Shard(0) "
+                         "on one mesh dim and Replicate on the others (redistribute the DTensor first)")
+    if not sharded:
+        return x.to_local(), None, mesh, None
+    if x.dim() == 0:
+        raise ValueError(f"{where}: argument 'x' is 0-dim: there is no dim 0 to be sharded on")
+    local, ranks, me = x.to_local(), mesh.size(sharded[0]), mesh.get_local_rank(sharded[0])
+    # Shard(0) cuts dim 0 as torch.chunk does: ceil(size / ranks) per rank, the last ones shorter or empty
+    step = -(-x.shape[0] // ranks)
+    lengths = [max(0, min(step, x.shape[0] - r * step)) for r in range(ranks)]
+    if local.shape[0] != lengths[me]:
+        raise ValueError(f"{where}: argument 'x' holds {local.shape[0]} rows of dim 0 on this rank where its "
+                         f"global shape and Shard(0) (torch.chunk's cut) say {lengths[me]}: a DTensor made by "
+                         "from_local with uneven pieces needs its global shape and stride")
+    return local, mesh.get_group(sharded[0]), mesh, lengths
+
+
+def _front_problem(x):
+    """(exception type, message) when x cannot be a shard at all, else None."""
+    if not isinstance(x, torch.Tensor):
+        return TypeError, f"argument 'x' must be a Tensor or DTensor, got {type(x).__name__}"
+    if x.layout != torch.strided:
+        return TypeError, f"argument 'x' is a {x.layout} tensor; exact mode sums dense (strided) tensors"
+    if x.device.type == "meta":
+        return ValueError, "argument 'x' is on the meta device, which holds no values to sum"
+    return None
+
+
+def _local_problem(op, local, dims, keepdim, dtype):
+    """(exception type, message) when this rank's shard or arguments are
+    invalid, found by the one-device op's Meta kernel, else None."""
+    problem = _front_problem(local)
+    if problem:
+        return problem
+    if local.dim() == 0:
+        return ValueError, "argument 'x' is 0-dim: there is no dim 0 to be sharded on"
+    try:
+        meta = torch.empty(local.shape, dtype=local.dtype, device="meta")
+    except (RuntimeError, TypeError, NotImplementedError):
+        return TypeError, f"argument 'x' has dtype {local.dtype}, which redux does not sum"
+    try:
+        (torch.ops.redux.mean if op == "mean" else torch.ops.redux.sum)(meta, dims, keepdim, dtype=dtype)
+    except _ERRORS as e:
+        return type(e) if type(e) in _ERRORS else RuntimeError, str(e).strip()
+    return None
+
+
+_ERRORS = (ValueError, TypeError, IndexError, RuntimeError, NotImplementedError)
+_MESSAGE_BYTES = 240  # of a rank's error message carried to every rank
 
 
 def _comm_device(x, group):
     """Where the collectives' buffers live: CUDA for NCCL, else the CPU."""
-    return x.device if dist.get_backend(group) == "nccl" else torch.device("cpu")
+    if dist.get_backend(group) != "nccl":
+        return torch.device("cpu")
+    if isinstance(x, torch.Tensor) and x.device.type == "cuda":
+        return x.device
+    return torch.device("cuda", torch.cuda.current_device())
 
 
 def _gather_rows(t, lengths, group, device):
@@ -131,48 +217,162 @@ def _digest(value):
     return zlib.crc32(repr(value).encode())
 
 
-def _check_alike(local, dim, keepdim, dtype, group, device):
-    """Gathers each rank's (shape, dtype, arguments) and raises the same error
-    on every rank if they differ. Returns the dim-0 lengths."""
-    if local.dim() == 0:
-        raise ValueError("redux.distributed.sum: argument 'x' is 0-dim: there is no dim 0 to be sharded on")
-    tail = list(local.shape[1:])
-    meta = [local.dim(), _digest(local.dtype), local.shape[0], _digest((_dims(dim), bool(keepdim), dtype)),
-            _digest(tail[_META_DIMS:])]
-    meta += (tail + [0] * _META_DIMS)[:_META_DIMS]
-    rows = _gather_rows(torch.tensor([meta], dtype=torch.int64), [1] * dist.get_world_size(group), group, device)
+def _agree(op, local, dims, keepdim, dtype, group, device, problem):
+    """The first collective of a plain shard's call: every rank gathers each
+    rank's (problem, shape, dtype, arguments). Raises the same error on every
+    rank when a rank's input is invalid or the ranks differ; else returns the
+    dim-0 lengths."""
+    where = f"redux.distributed.{op}"
+    if problem is None:
+        tail = list(local.shape[1:])
+        meta = [0, local.dim(), _digest(local.dtype), local.shape[0], _digest((dims, bool(keepdim), dtype)),
+                _digest(tail[_META_DIMS:])] + (tail + [0] * _META_DIMS)[:_META_DIMS]
+        text = b""
+    else:
+        meta = [1 + _ERRORS.index(problem[0])] + [0] * (5 + _META_DIMS)
+        text = problem[1].encode()[:_MESSAGE_BYTES]
+    row = torch.cat([torch.tensor(meta, dtype=torch.int64).view(torch.uint8),
+                     torch.tensor(list(text.ljust(_MESSAGE_BYTES, b"\0")), dtype=torch.uint8)])
+    rows = _gather_rows(row[None], [1] * dist.get_world_size(group), group, device)
     table = torch.cat(rows).cpu()
-    mine = torch.tensor(meta, dtype=torch.int64)
-    for rank, row in enumerate(table):
-        if row[0] != mine[0] or row[1] != mine[1] or row[3:].ne(mine[3:]).any():
-            raise ValueError(f"redux.distributed.sum: argument 'x' differs across ranks: rank {rank} has another "
-                             "dtype, number of dims, size of a dim other than 0, or other dim/keepdim/dtype "
-                             "arguments than this rank (only dim 0 may differ)")
-    return [int(v) for v in table[:, 2]]
+    ints = table[:, : row.numel() - _MESSAGE_BYTES].contiguous().view(torch.int64)
+    for rank in range(table.shape[0]):
+        if ints[rank, 0] != 0:
+            message = bytes(table[rank, -_MESSAGE_BYTES:].tolist()).rstrip(b"\0").decode(errors="ignore")
+            raise _ERRORS[int(ints[rank, 0]) - 1](f"{where}: on rank {rank} of {table.shape[0]}: {message}")
+    mine = ints[dist.get_rank(group)]
+    for rank, other in enumerate(ints):
+        if other[1] != mine[1] or other[2] != mine[2] or other[4:].ne(mine[4:]).any():
+            raise ValueError(f"{where}: argument 'x' differs across ranks: rank {rank} has another dtype, number "
+                             "of dims, size of a dim other than 0, or other dim/keepdim/dtype arguments than this "
+                             "rank (only dim 0 may differ)")
+    return [int(v) for v in ints[:, 3]]
 
 
-def sum(x, dim=None, keepdim=False, *, dtype=None, group=None):  # noqa: A001 - torch.sum's name
-    """torch.sum of a tensor sharded along dim 0 over the ranks of `group`,
-    with exactly the bits of torch.ops.redux.sum of the whole tensor on one
-    device (see the module's doc for the layout). x: a DTensor, or this
-    rank's shard (a plain tensor) with `group` (None: the default group).
-    Every rank of the group must call it. Returns the whole result on every
-    rank: a plain tensor, or a Replicate DTensor for a DTensor input."""
-    local, group, mesh, lengths = _group_of(x, group)
-    if mesh is not None and group is None:  # replicated: every rank holds the whole tensor
-        result = torch.ops.redux.sum(local, _dims(dim), keepdim, dtype=dtype)
-        return _as_dtensor(result, mesh)
-    device = _comm_device(local, group)
-    if lengths is None:  # a plain shard: check the ranks agree and learn their lengths (one small all-gather)
-        lengths = _check_alike(local, dim, keepdim, dtype, group, device)
+def _group_named(name):
+    return dist.group.WORLD if not name else dist.distributed_c10d._resolve_process_group(name)
+
+
+def _reduced(ndim, dims):
+    """The reduced dims, ascending (no dims or [] reduces all, as in torch.sum)."""
+    if not dims:
+        return list(range(ndim))
+    reduced = []
+    for d in dims:  # no set: under torch.compile with dynamic shapes a dim can be a SymInt
+        if d % ndim not in reduced:
+            reduced.append(d % ndim)
+    return sorted(reduced)
+
+
+def _mean_dtypes(x_dtype, dtype):
+    """(result dtype, the sum's dtype) of redux.mean (csrc/torch/mean.cpp)."""
+    out = dtype or x_dtype
+    return out, torch.float64 if out in (torch.float32, torch.float64) else torch.float32
+
+
+@torch.library.custom_op("redux::_distributed_reduce", mutates_args=())
+def _exact(x: torch.Tensor, dim: Optional[List[int]], keepdim: bool, dtype: Optional[torch.dtype], group_name: str,
+           lengths: Optional[List[int]], mean: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Exact mode as one op (so torch.compile sees one node, no graph break):
+    (the result, [this rank's first row, the whole tensor's rows] as int64
+    on the CPU, for the backward: of a size that does not depend on the rank
+    count, which compiled code cached on disk does not see). `lengths` given
+    (a DTensor's): one collective; else the first collective checks every
+    rank's input and learns them."""
+    group = _group_named(group_name)
+    device = _comm_device(x, group)
+    op = "mean" if mean else "sum"
+    if lengths is None:
+        lengths = _agree(op, x, dim, keepdim, dtype, group, device, _local_problem(op, x, dim, keepdim, dtype))
+    rows = torch.tensor([builtins.sum(lengths[: dist.get_rank(group)]), builtins.sum(lengths)])
+    if not mean:
+        return _exact_sum(x, dim, keepdim, dtype, group, lengths, device), rows
+    out, wide = _mean_dtypes(x.dtype, dtype)
+    whole = [builtins.sum(lengths)] + list(x.shape[1:])
+    count = math.prod(whole[d] for d in _reduced(len(whole), dim))
+    total = _exact_sum(x, dim, keepdim, wide, group, lengths, device)
+    return total.div(count).to(out), rows  # redux.mean's finish; 0 elements give nan
+
+
+@_exact.register_fake
+def _exact_fake(x, dim, keepdim, dtype, group_name, lengths, mean):
+    kept0 = 0 not in _reduced(x.dim(), dim)
+    rows = builtins.sum(lengths) if lengths is not None else x.shape[0]
+    one_device = torch.ops.redux.mean if mean else torch.ops.redux.sum
+    like = one_device(torch.empty([rows] + list(x.shape[1:]), dtype=x.dtype, device="meta"), dim, keepdim,
+                      dtype=dtype)
+    shape = list(like.shape)
+    if kept0 and lengths is None:  # the other ranks' lengths: known only when the op runs
+        shape[0] = torch.library.get_ctx().new_dynamic_size()
+    return x.new_empty(shape, dtype=like.dtype), x.new_empty((2,), dtype=torch.int64, device="cpu")
+
+
+def _exact_setup(ctx, inputs, output):
+    x, dim, keepdim, _, group_name, _, mean = inputs
+    ctx.shape, ctx.x_dtype, ctx.dim, ctx.keepdim, ctx.group_name, ctx.mean = (
+        list(x.shape), x.dtype, dim, keepdim, group_name, mean)
+    ctx.save_for_backward(output[1])
+
+
+def _exact_backward(ctx, grad, _):
+    (rows,) = ctx.saved_tensors
+    return (_exact_grad(grad, rows, ctx.shape, ctx.dim, ctx.keepdim, ctx.x_dtype, ctx.group_name, ctx.mean),
+            None, None, None, None, None, None)
+
+
+_exact.register_autograd(_exact_backward, setup_context=_exact_setup)
+
+
+@torch.library.custom_op("redux::_distributed_reduce_backward", mutates_args=())
+def _exact_grad(grad: torch.Tensor, rows: torch.Tensor, shape: List[int], dim: Optional[List[int]], keepdim: bool,
+                x_dtype: torch.dtype, group_name: str, mean: bool) -> torch.Tensor:
+    """The gradient of this rank's shard: the output's gradient broadcast
+    onto the whole tensor, this rank's rows of it (as redux.sum's and
+    redux.mean's own backward compute it on one device). rows: [this rank's
+    first row, the whole tensor's rows]. No collective."""
+    first, total = rows.tolist()
+    reduced = _reduced(len(shape), dim)
+    if mean:
+        whole = [total] + list(shape[1:])
+        grad = grad.to(_mean_dtypes(x_dtype, grad.dtype)[1]).div(math.prod(whole[d] for d in reduced))
+    if not keepdim:
+        for d in reduced:
+            grad = grad.unsqueeze(d)
+    if 0 not in reduced:
+        grad = grad.narrow(0, first, shape[0])
+    return grad.expand(shape).to(x_dtype).clone(memory_format=torch.contiguous_format)
+
+
+@_exact_grad.register_fake
+def _exact_grad_fake(grad, rows, shape, dim, keepdim, x_dtype, group_name, mean):
+    return grad.new_empty(shape, dtype=x_dtype)
+
+
+def _exact_grad_setup(ctx, inputs, output):
+    grad, _, _, dim, keepdim, _, group_name, mean = inputs
+    ctx.grad_dtype, ctx.dim, ctx.keepdim, ctx.group_name, ctx.mean = grad.dtype, dim, keepdim, group_name, mean
+
+
+def _exact_grad_backward(ctx, v):
+    # the backward is linear in the output's gradient; its adjoint is the same sharded reduction of v
+    out = _exact(v, ctx.dim, ctx.keepdim, ctx.grad_dtype, ctx.group_name, None, ctx.mean)[0]
+    return out, None, None, None, None, None, None, None
+
+
+_exact_grad.register_autograd(_exact_grad_backward, setup_context=_exact_grad_setup)
+
+
+def _exact_sum(local, dims, keepdim, dtype, group, lengths, device):
+    """The exact sharded sum of this rank's shard, given every rank's dim-0
+    lengths: the one-device bits of the whole tensor's sum."""
     rank = dist.get_rank(group)
     offsets = [0]
     for n in lengths:
         offsets.append(offsets[-1] + n)
     whole = [offsets[-1]] + list(local.shape[1:])
-    view, layout = torch.ops.redux._sum_sharding(local, whole, _dims(dim), dtype)
+    view, layout = torch.ops.redux._sum_sharding(local, whole, dims, dtype)
     # the result's shape and dtype, by torch.sum's rules (the op's Meta kernel)
-    like = torch.ops.redux.sum(torch.empty(whole, dtype=local.dtype, device="meta"), _dims(dim), keepdim, dtype=dtype)
+    like = torch.ops.redux.sum(torch.empty(whole, dtype=local.dtype, device="meta"), dims, keepdim, dtype=dtype)
     if layout[_FAMILY] < 0 or layout[_UNITS] < 2:
         if layout[_ROLE] == 1 and layout[_FAMILY] == _ROWS:
             # rows of a batch take their one-device tree (batch invariance)
@@ -180,7 +380,7 @@ def sum(x, dim=None, keepdim=False, *, dtype=None, group=None):  # noqa: A001 - 
             result = _gather_outputs(out, lengths, layout, group, device)
         else:
             parts = _gather_rows(local, lengths, group, device)
-            result = torch.ops.redux.sum(torch.cat(parts).to(local.device), _dims(dim), keepdim, dtype=dtype)
+            result = torch.ops.redux.sum(torch.cat(parts).to(local.device), dims, keepdim, dtype=dtype)
     elif layout[_ROLE] == 1:
         partials = torch.ops.redux._sum_unit_partials(view, layout, 0, layout[_UNITS]) if view.shape[0] else None
         out = (torch.ops.redux._sum_from_partials(partials, layout) if partials is not None
@@ -189,8 +389,7 @@ def sum(x, dim=None, keepdim=False, *, dtype=None, group=None):  # noqa: A001 - 
     else:
         partials = _partials_of_shards(view, layout, [o * layout[_PER] for o in offsets], rank, group, device)
         result = torch.ops.redux._sum_from_partials(partials.to(local.device), layout)
-    result = result.reshape(like.shape)
-    return _as_dtensor(result, mesh) if mesh is not None else result
+    return result.reshape(like.shape)
 
 
 def _as_dtensor(result, mesh):

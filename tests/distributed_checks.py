@@ -154,6 +154,176 @@ def check_errors(rank, world, device):
     return failures
 
 
+# (shape, dim, keepdim, dtype, out dtype) for the gradients: full, columns
+# (dim 0 reduced), rows (dim 0 kept, so each rank's rows of the gradient)
+GRAD_CASES = [
+    ((300007,), None, False, torch.float32, None),
+    ((9000, 30), [0], True, torch.float32, None),
+    ((24, 7001), [1], False, torch.float32, torch.float64),
+    ((40, 3, 300), [0, 2], False, torch.float64, None),
+    ((4000, 3), [-1], False, torch.float16, None),
+]
+
+
+def check_autograd(rank, world, device):
+    """Forward bits and shard gradients equal the one-device op's autograd
+    (redux.sum's and redux.mean's) on the whole tensor, rows of this rank;
+    gradcheck with rank 0 leading (below); gradgradcheck on one rank."""
+    import redux.distributed as rd
+    failures = []
+    for i, (shape, dim, keepdim, dtype, out) in enumerate(GRAD_CASES):
+        for op in ("sum", "mean"):
+            x = whole(shape, dtype, 200 + i, device).requires_grad_()
+            one_device = getattr(torch.ops.redux, op)
+            want = one_device(x, dim, keepdim, dtype=out)
+            g = whole(tuple(want.shape), want.dtype, 300 + i, device) if want.dim() else torch.tensor(1.5, dtype=want.dtype, device=device)
+            want.backward(g)
+            mine = shard(x.detach(), rank, world).requires_grad_()
+            got = getattr(rd, op)(mine, dim, keepdim, dtype=out)
+            got.backward(g)
+            rows = shard(x.grad, rank, world)
+            if not torch.equal(got, want.detach()) or mine.grad is None or not torch.equal(mine.grad, rows):
+                failures.append(f"autograd {op} {shape} dim={dim} keepdim={keepdim} {dtype}->{out}: forward or "
+                                "gradient differs from the one-device op's")
+    for op, dim in (("sum", None), ("sum", [1]), ("mean", [0])):
+        x = whole((13, 4), torch.float64, 9, device)
+        fn = lambda t, op=op, dim=dim: getattr(rd, op)(t, dim)  # noqa: E731
+        if not lockstep_gradcheck(rank, shard(x, rank, world).requires_grad_(), fn):
+            failures.append(f"gradcheck of {op} dim={dim} failed")
+        if world == 1 and not torch.autograd.gradgradcheck(fn, (x.clone().requires_grad_(),)):
+            failures.append(f"gradgradcheck of {op} dim={dim} failed")
+    return failures
+
+
+def lockstep_gradcheck(rank, local, fn):
+    """torch.autograd.gradcheck on rank 0 while the other ranks take part in
+    each of its forward calls with their own shards unchanged (gradcheck
+    perturbs one element at a time: every rank doing it at once would mix
+    their perturbations). True on every rank when it passed."""
+    verdict = torch.zeros(1)
+    if rank == 0:
+        def leading(t):
+            dist.broadcast(torch.ones(1), 0)
+            return fn(t)
+        ok = torch.autograd.gradcheck(leading, (local,))
+        dist.broadcast(torch.zeros(1), 0)
+        verdict.fill_(2 if ok else 3)
+    else:
+        go = torch.zeros(1)
+        while True:
+            dist.broadcast(go, 0)
+            if go.item() == 0:
+                break
+            fn(local)
+    dist.broadcast(verdict, 0)
+    return verdict.item() == 2
+
+
+def check_compile(rank, world, device):
+    """torch.compile(fullgraph=True), static and dynamic shapes: the eager
+    bits, forward and gradients, with no graph break."""
+    import redux.distributed as rd
+    failures = []
+    for dynamic in (False, True):
+        for op, dim, keepdim in (("sum", None, False), ("sum", [1], True), ("mean", [0], False), ("sum", [0, 2], False)):
+            torch._dynamo.reset()  # one code object below: each variant would count towards its recompile limit
+
+            def step(t, op=op, dim=dim, keepdim=keepdim):
+                return getattr(rd, op)(t * 1.5, dim, keepdim) * 2  # exact around the op: Inductor's sin is not eager's
+            compiled = torch.compile(step, fullgraph=True, dynamic=dynamic)
+            for n in (24, 40):  # a second shape: dynamic shapes reuse the graph
+                x = whole((n, 5, 70), torch.float32, 10 + n, device)
+                a = shard(x, rank, world).requires_grad_()
+                b = a.detach().clone().requires_grad_()
+                want = step(a)
+                want.sum().backward()
+                try:
+                    got = compiled(b)
+                    got.sum().backward()
+                except Exception as e:  # noqa: BLE001 - reported with the case
+                    failures.append(f"compiled {op} dim={dim} keepdim={keepdim} dynamic={dynamic} n={n}: raised "
+                                    f"{type(e).__name__}: {str(e)[:300]}")
+                    continue
+                if not torch.equal(want, got) or not torch.equal(a.grad, b.grad):
+                    failures.append(f"compiled {op} dim={dim} keepdim={keepdim} dynamic={dynamic} n={n}: "
+                                    "differs from eager")
+    from torch.distributed.tensor import Shard, distribute_tensor, init_device_mesh
+    dx = distribute_tensor(whole((2 * world + 1, 5, 7), torch.float32, 12, device), init_device_mesh(device.type, (world,)),
+                           [Shard(0)])  # uneven Shard(0) pieces
+    for op, dim in (("sum", None), ("sum", [1]), ("mean", [0])):
+        torch._dynamo.reset()
+
+        def on_dtensor(t, op=op, dim=dim):
+            return getattr(rd, op)(t * 1.5, dim) * 2
+        try:
+            got = torch.compile(on_dtensor, fullgraph=True)(dx)
+        except Exception as e:  # noqa: BLE001 - reported with the case
+            failures.append(f"compiled {op} dim={dim} on a DTensor: raised {type(e).__name__}: {str(e)[:300]}")
+            continue
+        want = on_dtensor(dx)
+        if got.placements != want.placements or not torch.equal(got.to_local(), want.to_local()):
+            failures.append(f"compiled {op} dim={dim} on a DTensor: differs from eager")
+    return failures
+
+
+def check_rank_errors(rank, world, device):
+    """One rank's input invalid, the others' valid: every rank raises the
+    same error, naming that rank, within seconds."""
+    import time
+
+    import redux.distributed as rd
+    failures = []
+    x = whole((4 * world, 8), torch.float32, 3, device)
+    mine = shard(x, rank, world)
+    bad_inputs = [  # (what, bad call, error type)
+        ("a list", lambda: rd.sum(mine.tolist()), TypeError),
+        ("a 0-dim tensor", lambda: rd.sum(mine.sum()), ValueError),
+        ("a sparse tensor", lambda: rd.sum(mine.to_sparse()), TypeError),
+        ("a meta tensor", lambda: rd.sum(mine.to("meta")), ValueError),
+        ("a dim out of range", lambda: rd.sum(mine, 5), IndexError),
+        ("a float8 tensor", lambda: rd.sum(mine.cpu().to(torch.float8_e4m3fn).to(device)), RuntimeError),
+        ("an integer mean", lambda: rd.mean(mine.long()), RuntimeError),
+    ]
+    for culprit in range(world):
+        for what, bad, kind in bad_inputs:
+            op = "mean" if "mean" in what else "sum"
+            good = lambda: getattr(rd, op)(mine.long() if op == "mean" else mine, dtype=torch.float32 if op == "mean" else None)  # noqa: E731
+            start = time.monotonic()
+            try:
+                bad() if rank == culprit else good()
+                failures.append(f"{what} on rank {culprit}: no error on rank {rank}")
+            except kind as e:
+                if f"on rank {culprit} of {world}" not in str(e):
+                    failures.append(f"{what} on rank {culprit}: the error does not name the rank: {e}")
+            except Exception as e:  # noqa: BLE001 - report the wrong kind
+                failures.append(f"{what} on rank {culprit}: raised {type(e).__name__} on rank {rank}: {e}")
+            if time.monotonic() - start > 10:
+                failures.append(f"{what} on rank {culprit}: took {time.monotonic() - start:.0f} s on rank {rank}")
+    if not torch.equal(rd.sum(mine), torch.ops.redux.sum(x)):  # still in step
+        failures.append("exact sum after the error cases differs")
+    return failures
+
+
+def check_rms_norm(rank, world, device):
+    """Tensor-parallel RMSNorm: the hidden dim sharded over the ranks, the
+    mean of squares over it through rd.mean: the normalized output has the
+    one-device bits at every rank count."""
+    import redux.distributed as rd
+    failures = []
+    hidden, tokens = 4096 + 24, 37
+    x = whole((hidden, tokens), torch.float32, 11, device)  # hidden-major: the sharded dim is dim 0
+    weight = whole((hidden, 1), torch.float32, 12, device)
+
+    def rms_norm(h, w, group_mean):
+        return h * torch.rsqrt(group_mean(h.square(), 0, True) + 1e-6) * w
+
+    want = rms_norm(x, weight, torch.ops.redux.mean)
+    got = rms_norm(shard(x, rank, world), shard(weight, rank, world), rd.mean)
+    if not torch.equal(got, shard(want, rank, world)):
+        failures.append("tensor-parallel RMSNorm differs from the one-device one")
+    return failures
+
+
 def run(rank, world, backend, init_file, out_dir, checks, extra_cases=()):
     """Entry point of a spawned rank."""
     failures = []
@@ -167,7 +337,8 @@ def run(rank, world, backend, init_file, out_dir, checks, extra_cases=()):
                                 timeout=datetime.timedelta(seconds=120))
         import redux  # noqa: F401  registers the ops and the DTensor rules
         for name in checks:
-            fn = {"exact": check_exact, "dtensor": check_dtensor, "errors": check_errors}[name]
+            fn = {"exact": check_exact, "dtensor": check_dtensor, "errors": check_errors, "autograd": check_autograd,
+                  "compile": check_compile, "rank_errors": check_rank_errors, "rms_norm": check_rms_norm}[name]
             failures += fn(rank, world, device, extra_cases) if name == "exact" else fn(rank, world, device)
         dist.barrier()
         dist.destroy_process_group()

@@ -1,4 +1,5 @@
-"""redux.distributed: exact sharded sums and DTensor support, on gloo in
+"""redux.distributed: exact sharded sums and means (bits, gradients,
+torch.compile, errors on every rank) and DTensor support, on gloo in
 spawned processes (1, 2, 3, 4 and 8 ranks on the CPU) and on NCCL with two
 GPUs. Every run is bounded: a hung rank fails the test, never the suite."""
 import os
@@ -42,9 +43,18 @@ def spawn(world, backend, checks, extra_cases=()):
         assert not reports, "\n".join(reports)
 
 
+CHECKS = ["exact", "dtensor", "errors", "autograd", "rank_errors", "rms_norm"]
+
+
 @pytest.mark.parametrize("world", [1, 2, 3, 4, 8])
 def test_exact_sums_match_one_device_on_gloo(world):
-    spawn(world, "gloo", ["exact", "dtensor", "errors"])
+    spawn(world, "gloo", CHECKS)
+
+
+@pytest.mark.compile
+def test_exact_mode_compiles_on_gloo():
+    """rd.sum / rd.mean under torch.compile(fullgraph=True): eager bits."""
+    spawn(2, "gloo", ["compile"])
 
 
 def test_no_process_group_is_a_clear_error():
@@ -119,7 +129,7 @@ CUDA_CASES = [
 
 @needs_two_gpus
 def test_exact_sums_match_one_gpu_on_nccl():
-    spawn(2, "nccl", ["exact", "dtensor", "errors"], extra_cases=CUDA_CASES)
+    spawn(2, "nccl", CHECKS + ["compile"], extra_cases=CUDA_CASES)
 
 
 DTENSOR_RULE_PROBE = """
