@@ -52,7 +52,7 @@ def timed(fn, iters):
     return statistics.median(times), out
 
 
-def methods(local, dim, mesh, world):
+def methods(local, dim, mesh, world, shape, stride):
     import redux.distributed as rd
     from torch.distributed.tensor import DTensor, Shard
 
@@ -60,11 +60,11 @@ def methods(local, dim, mesh, world):
         return rd.sum(local, dim)
 
     def exact_dtensor():  # the DTensor's metadata gives the shard lengths: no shape check round
-        dx = DTensor.from_local(local, mesh, [Shard(0)], run_check=False)
+        dx = DTensor.from_local(local, mesh, [Shard(0)], run_check=False, shape=shape, stride=stride)
         return rd.sum(dx, dim).to_local()
 
     def dtensor():
-        dx = DTensor.from_local(local, mesh, [Shard(0)], run_check=False)
+        dx = DTensor.from_local(local, mesh, [Shard(0)], run_check=False, shape=shape, stride=stride)
         return (torch.sum(dx, dim) if dim else torch.sum(dx)).full_tensor()
 
     def allreduce():
@@ -79,13 +79,12 @@ def methods(local, dim, mesh, world):
     return {"exact": exact, "exact-dt": exact_dtensor, "dtensor": dtensor, "allreduce": allreduce}
 
 
-def sent_bytes(name, local, dim, world):
+def sent_bytes(name, local, dim, world, shape):
     """What one rank sends (analytic): partials or outputs, not the tensor."""
     import redux.distributed as rd
     out = torch.sum(local, dim) if dim else torch.sum(local)
     if name.startswith("exact"):
-        view, layout = torch.ops.redux._sum_sharding(local, [local.shape[0] * world] + list(local.shape[1:]), dim,
-                                                     None)
+        view, layout = torch.ops.redux._sum_sharding(local, list(shape), dim, None)
         if layout[rd._ROLE] == 1:  # dim 0 kept: each rank's outputs are gathered
             return out.numel() * out.element_size()
         return layout[rd._OUTER] * (layout[rd._UNITS] // world) * layout[rd._INNER] * layout[rd._ACC]
@@ -105,13 +104,19 @@ def rank_main(rank, world, init_file, iters, out_path):
         whole = torch.randn(shape, generator=g, device="cuda").add_(3)
         one_gpu = torch.ops.redux.sum(whole, dim)
         torch_gpu = torch.sum(whole, dim) if dim else torch.sum(whole)
-        local = whole.tensor_split(world)[rank].contiguous()
+        # DTensor's Shard(0) cut (torch.chunk's), for every method: with
+        # tensor_split's cut and no global shape given, from_local infers
+        # another global shape on each rank when the rows do not divide
+        # evenly, and the ranks' collectives no longer match (3 ranks hung)
+        step = -(-whole.shape[0] // world)
+        local = whole[rank * step: (rank + 1) * step].contiguous()
+        global_shape, global_stride = whole.shape, whole.stride()
         del whole
-        for label, fn in methods(local, dim, mesh, world).items():
+        for label, fn in methods(local, dim, mesh, world, global_shape, global_stride).items():
             fn()  # warm-up (plans, NCCL communicators)
             us, out = timed(fn, iters)
             same = [out.shape == ref.shape and torch.equal(out.to(ref.dtype), ref) for ref in (one_gpu, torch_gpu)]
-            lines.append(f"{name:<22} {label:<10} {us:10.1f} {sent_bytes(label, local, dim, world):>12,} "
+            lines.append(f"{name:<22} {label:<10} {us:10.1f} {sent_bytes(label, local, dim, world, global_shape):>12,} "
                          + " ".join(f"{'yes' if s else 'no':>13}" for s in same))
     if rank == 0:
         gpu = torch.cuda.get_device_name()
