@@ -4,10 +4,12 @@
     with redux.enabled():     # on inside the block, then as before
         loss = model(x).mean()
 
-While on, aten::sum (full and dim_IntList, with and without dtype) and
-aten::mean (full and dim) on CPU and CUDA tensors run redux's kernels:
-torch.sum, Tensor.sum, torch.mean, x.pow(2).mean(-1) in an RMSNorm, the
-sums and means inside a loss. Through torch.library: kernels of our own for
+While on, aten::sum and aten::mean on CPU and CUDA tensors run redux's
+kernels, every overload: full and over dims, with and without dtype, and
+the out= forms (sum.out, sum.IntList_out, mean.dtype_out, mean.out; the
+named-dim forms reach these): torch.sum, Tensor.sum, torch.mean,
+x.pow(2).mean(-1) in an RMSNorm, the sums and means inside a loss, the sum
+inside logsumexp (at::sum_out). Through torch.library: kernels of our own for
 the aten ops at the CPU and CUDA dispatch keys, so torch's autograd formulas
 still apply (gradients are torch's) and everything above the backends
 (autocast, functionalization, other devices) is untouched.
@@ -170,15 +172,40 @@ def _mean(x, dim, keepdim, dtype):
     return torch.ops.redux.mean(x, dim, keepdim, dtype=torch.float32).to(out)
 
 
+def _into(overload, reduce, x, dims, keepdim, dtype, out):
+    """An out= overload: torch's checks and result dtype from the same
+    overload on meta tensors (so its errors and its resize warning are
+    torch's own), the value from redux, then copied into `out`. dims None:
+    an overload without dims."""
+    meta_out = torch.empty(out.shape, dtype=out.dtype, device="meta")
+    meta_x = torch.empty(x.shape, dtype=x.dtype, device="meta")
+    if dims is None:
+        overload(meta_x, dtype=dtype, out=meta_out)
+    else:
+        overload(meta_x, dims, keepdim, dtype=dtype, out=meta_out)
+    result = reduce(x, dims, keepdim, meta_out.dtype)
+    if out.shape != result.shape:
+        out.resize_(result.shape)
+    return out.copy_(result)
+
+
 def _register():
     global _torch_verdicts
     if _torch_verdicts is None:
         _torch_verdicts = _probe_torch_verdicts()
+    aten = torch.ops.aten
     kernels = {
         "sum": lambda x, *, dtype=None: _sum(x, None, False, dtype),
         "sum.dim_IntList": lambda x, dim, keepdim=False, *, dtype=None: _sum(x, dim, keepdim, dtype),
         "mean": lambda x, *, dtype=None: _mean(x, None, False, dtype),
         "mean.dim": lambda x, dim, keepdim=False, *, dtype=None: _mean(x, dim, keepdim, dtype),
+        # out= forms: torch.sum(x, 0, out=y), and the sums inside ops written with at::sum_out (logsumexp)
+        "sum.out": lambda x, *, dtype=None, out: _into(aten.sum.out, _sum, x, None, False, dtype, out),
+        "sum.IntList_out": lambda x, dim, keepdim=False, *, dtype=None, out: _into(
+            aten.sum.IntList_out, _sum, x, dim, keepdim, dtype, out),
+        "mean.dtype_out": lambda x, *, dtype=None, out: _into(aten.mean.dtype_out, _mean, x, None, False, dtype, out),
+        "mean.out": lambda x, dim, keepdim=False, *, dtype=None, out: _into(
+            aten.mean.out, _mean, x, dim, keepdim, dtype, out),
     }
     keys = ("CPU", "CUDA")
     for name in kernels:  # a conflict is found before anything is registered

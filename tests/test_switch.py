@@ -50,6 +50,41 @@ def test_results_are_redux_bits_and_close_to_torch(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_out_forms_and_the_sum_inside_logsumexp_route_to_redux(device):
+    """The out= overloads give redux's bits in the dtype torch picks for
+    them (out's dtype where torch takes it), torch's errors where torch
+    refuses; logsumexp, whose sum is at::sum_out, gets redux's sum."""
+    x = random_tensor((9, 700), torch.float32, device, seed=3)
+    aten = torch.ops.aten
+    calls = [  # (call, redux's value)
+        (lambda o: torch.sum(x, 1, out=o), lambda: torch.ops.redux.sum(x, [1])),
+        (lambda o: torch.sum(x, [0, 1], keepdim=True, out=o), lambda: torch.ops.redux.sum(x, [0, 1], True)),
+        (lambda o: torch.mean(x, -1, out=o), lambda: torch.ops.redux.mean(x, [-1])),
+        (lambda o: aten.sum.out(x, out=o), lambda: torch.ops.redux.sum(x)),
+        (lambda o: aten.mean.dtype_out(x, out=o), lambda: torch.ops.redux.mean(x)),
+    ]
+    for call, want in calls:
+        plain = torch.empty(0, device=device)
+        call(plain)
+        with redux.enabled():
+            out = torch.empty(0, device=device)
+            assert "redux::sum" in ops_called(lambda: call(out))
+        assert torch.equal(out, want()) and out.shape == plain.shape
+        assert torch.allclose(out, plain, rtol=1e-5, atol=1e-5)
+    wide = torch.empty(0, dtype=torch.float64, device=device)
+    with redux.enabled():
+        torch.sum(x, 1, out=wide)  # torch sums in out's dtype
+        assert torch.equal(wide, torch.ops.redux.sum(x, [1], dtype=torch.float64))
+        with pytest.raises(RuntimeError):  # a dtype argument that is not out's
+            torch.sum(x, 1, dtype=torch.float32, out=torch.empty(0, dtype=torch.float64, device=device))
+        with pytest.raises(RuntimeError):  # the mean of integers into a float out
+            torch.mean(x.long(), 1, out=torch.empty(0, device=device))
+        lse = x.logsumexp(-1)
+    top = x.amax(-1, keepdim=True)
+    assert torch.equal(lse, torch.ops.redux.sum((x - top).exp(), [-1]).log().add(top.squeeze(-1)))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_what_redux_lacks_falls_back_and_torchs_errors_stay(device):
     z = torch.randn(4, 6, dtype=torch.complex64, device=device) + 2
     i = torch.randint(-9, 9, (4, 6), dtype=torch.int32, device=device)
