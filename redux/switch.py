@@ -35,14 +35,22 @@ duration; the kernels are registered while either holds and removed when
 the last lets go, so nesting and threads compose. A redux kernel never
 calls aten::sum or aten::mean, so there is no re-entry.
 
-torch.compile: compiled code does not reach these kernels. Inductor lowers
-aten::sum and aten::mean to reductions of its own while it traces, before
-any CPU or CUDA kernel runs, so a compiled model computes them with torch's
-generated code (tests/test_switch.py pins this). To get redux inside a
-compiled graph, call torch.ops.redux.sum / redux.mean explicitly: they are
-pt2-compliant ops that stay calls into redux's kernels.
+torch.compile: Inductor lowers aten::sum and aten::mean to reductions of
+its own while it compiles, before any CPU or CUDA kernel runs. So while on,
+the switch also gives Inductor's decomposition table entries for the aten
+sum and mean overloads: AOTAutograd traces them, in the forward and the
+backward graphs, into the same functions the eager kernels run (redux.sum
+/ redux.mean, with the same fallbacks), so compiled models get the eager
+switch's bits. A graph pass (Inductor's post_grad_custom_post_pass) routes
+the sums Inductor's own passes add later. Turning the switch on or off resets torch.compile's
+in-memory caches (torch._dynamo.reset(): compiled functions compile again
+on their next call, under the new setting), and the pass's uuid keys the
+on-disk caches, so code compiled under one setting is never run under the
+other. For a compiled model, turn it on once (enable()) rather than around
+each step.
 """
 import contextlib
+import sys
 import threading
 import warnings
 
@@ -51,7 +59,7 @@ import torch
 _lock = threading.Lock()
 _holders = 0        # enabled() blocks open now
 _persistent = False  # enable() without disable()
-_library = None     # the torch.library registrations while on
+_library = None     # (the torch.library registrations, the compiled routes' remover) while on
 
 _REDUX_OUT = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64)
 _MEAN_OUT = _REDUX_OUT[:4]  # redux.mean's result dtypes: floating only, as torch.mean's
@@ -221,10 +229,98 @@ def _register():
             for name, fn in kernels.items():
                 for key in keys:
                     lib.impl(name, fn, key)
+        remove_compiled_routes = _install_compiled_routes()
     except BaseException:
         lib._destroy()  # all or nothing
         raise
-    return lib
+    return lib, remove_compiled_routes
+
+
+def _route_graph(graph):
+    """Swaps the aten sums left in an Inductor graph (added by Inductor's own
+    passes after the decompositions) that redux can answer for redux.sum
+    (same semantics, same output)."""
+    sums = (torch.ops.aten.sum.default, torch.ops.aten.sum.dim_IntList)
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in sums:
+            continue
+        x = node.args[0]
+        x_val, out_val = getattr(x, "meta", {}).get("val"), node.meta.get("val")
+        if not (isinstance(x_val, torch.Tensor) and isinstance(out_val, torch.Tensor)):
+            continue
+        if (x_val.device.type not in ("cpu", "cuda") or x_val.layout != torch.strided
+                or x_val.dtype not in _REDUX_READS or out_val.dtype not in _REDUX_OUT):
+            continue
+        dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+        keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
+        with graph.inserting_before(node):
+            routed = graph.call_function(torch.ops.redux.sum.default, (x, dim, keepdim),
+                                         {"dtype": node.kwargs.get("dtype")})
+        routed.meta.update(node.meta)
+        node.replace_all_uses_with(routed)
+        graph.erase_node(node)
+
+
+def _graph_pass():
+    """The pass object for Inductor's config: a CustomGraphPass whose uuid
+    (this file's hash) keys Inductor's and AOTAutograd's on-disk caches."""
+    from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
+
+    class RouteToRedux(CustomGraphPass):
+        def __call__(self, graph):
+            _route_graph(graph)
+
+        def uuid(self):
+            return get_hash_for_files((__file__,))
+
+    return RouteToRedux()
+
+
+def _install_compiled_routes():
+    """What compiled code needs: decompositions of aten sum and mean into the
+    switch's own functions (traced by AOTAutograd with the model, forward
+    and backward, symbolic shapes included) and the graph pass. Refuses a
+    pass already in its place; returns a function that removes both."""
+    import torch._inductor.config as inductor_config
+    from torch._inductor.decomposition import decompositions
+    try:
+        from torch._inductor.decomposition import fast_random_decomps
+    except ImportError:  # a torch without the cached merge
+        fast_random_decomps = None
+    current = inductor_config.post_grad_custom_post_pass
+    if current is not None:
+        raise RuntimeError(f"redux.enable: torch._inductor.config.post_grad_custom_post_pass is already set "
+                           f"({current!r}); redux's switch needs it for compiled code: unset it first")
+    aten = torch.ops.aten
+    routes = {
+        aten.sum.default: lambda x, *, dtype=None: _sum(x, None, False, dtype),
+        aten.sum.dim_IntList: lambda x, dim, keepdim=False, *, dtype=None: _sum(x, dim, keepdim, dtype),
+        aten.mean.default: lambda x, *, dtype=None: _mean(x, None, False, dtype),
+        aten.mean.dim: lambda x, dim, keepdim=False, *, dtype=None: _mean(x, dim, keepdim, dtype),
+    }
+    before = {op: decompositions[op] for op in routes if op in decompositions}
+    decompositions.update(routes)
+    if fast_random_decomps is not None:
+        fast_random_decomps.cache_clear()  # a cached merge of the table: it would not see the change
+    inductor_config.post_grad_custom_post_pass = _graph_pass()
+    _reset_compiled()
+
+    def remove():
+        inductor_config.post_grad_custom_post_pass = None
+        for op in routes:
+            decompositions.pop(op, None)
+        decompositions.update(before)
+        if fast_random_decomps is not None:
+            fast_random_decomps.cache_clear()
+        _reset_compiled()
+    return remove
+
+
+def _reset_compiled():
+    """Drops torch.compile's in-memory compiled code, if torch.compile has
+    been used at all, so nothing compiled under the other setting runs."""
+    if "torch._dynamo" in sys.modules:
+        torch._dynamo.reset()
 
 
 def _registrant(name, key):
@@ -243,7 +339,9 @@ def _update():
     if want and _library is None:
         _library = _register()
     elif not want and _library is not None:
-        _library._destroy()
+        lib, remove_compiled_routes = _library
+        lib._destroy()
+        remove_compiled_routes()
         _library = None
 
 

@@ -180,22 +180,62 @@ def test_model_forward_backward_bit_identical_run_to_run(device):
         assert all(torch.equal(a, b) for a, b in zip(runs[0], other))
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
 @pytest.mark.parametrize("device", DEVICES)
-def test_compiled_code_does_not_reach_the_switch(device):
-    """Pins the documented limit (redux/switch.py): Inductor lowers aten.sum
-    and aten.mean itself, so a compiled function under the switch runs no
-    redux kernel, and its results are still torch's within tolerance; the
-    explicit op stays a redux call in a compiled graph."""
+def test_compiled_code_runs_redux_under_the_switch(device, dynamic):
+    """Under the switch, torch.compile(fullgraph=True) code runs redux's sums
+    and means with the eager switch's bits; code compiled while the switch
+    was off is not reused while it is on, nor the other way round."""
     x = random_tensor((8, 512), torch.float32, device, seed=9)
-    f = torch.compile(lambda t: t.sum(-1) + t.mean(-1), fullgraph=True)
-    g = torch.compile(lambda t: torch.ops.redux.sum(t, [-1]) * 2, fullgraph=True)
+
+    def reductions(t):
+        return t.sum(-1), t.mean(-1), t.sum(), t.half().mean(0), torch.sum(t, 0, dtype=torch.float64)
+    compiled = torch.compile(reductions, fullgraph=True, dynamic=dynamic)
+    off = compiled(x)
+    assert "redux::sum" not in ops_called(lambda: compiled(x))
     with redux.enabled():
-        got = f(x)
-        names = ops_called(lambda: f(x))
-        explicit = ops_called(lambda: g(x))
-    assert "redux::sum" not in names and "redux::mean" not in names
-    assert "redux::sum" in explicit
-    assert torch.allclose(got, x.sum(-1) + x.mean(-1), rtol=1e-5, atol=1e-4)
+        eager = reductions(x)
+        assert "redux::sum" in ops_called(lambda: compiled(x))
+        assert all(torch.equal(a, b) for a, b in zip(compiled(x), eager))
+    assert "redux::sum" not in ops_called(lambda: compiled(x))
+    assert all(torch.equal(a, b) for a, b in zip(compiled(x), off))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_compiled_training_step_reduces_on_redux(device):
+    """Forward and backward graphs: the loss's mean and the bias gradients'
+    sums run on redux; the loss has the eager switch's bits."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1)).to(device)
+    x = random_tensor((16, 64), torch.float32, device, seed=12)
+
+    def step(t):
+        loss = model(t).square().mean()
+        loss.backward()
+        return loss
+    with redux.enabled():
+        eager = step(x).detach()
+        grads = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        compiled = torch.compile(step)
+        loss = compiled(x)
+        model.zero_grad()
+        names = ops_called(lambda: compiled(x))
+    assert "redux::sum" in names and torch.equal(loss.detach(), eager)
+    assert all(torch.allclose(p.grad, g, rtol=1e-6, atol=1e-7) for p, g in zip(model.parameters(), grads))
+
+
+def test_another_graph_pass_in_redux_place_is_refused_and_nothing_installed():
+    import torch._inductor.config as inductor_config
+    x = torch.ones(4, 5)
+    inductor_config.post_grad_custom_post_pass = theirs = object()
+    try:
+        with pytest.raises(RuntimeError, match="post_grad_custom_post_pass is already set"):
+            redux.enable()
+        assert not redux.is_enabled() and "redux::sum" not in ops_called(lambda: x.sum())
+        assert inductor_config.post_grad_custom_post_pass is theirs
+    finally:
+        inductor_config.post_grad_custom_post_pass = None
 
 
 @cuda
