@@ -56,16 +56,17 @@ import warnings
 
 import torch
 
+from . import _C
+
 _lock = threading.Lock()
 _holders = 0        # enabled() blocks open now
 _persistent = False  # enable() without disable()
 _library = None     # (the torch.library registrations, the compiled routes' remover) while on
 
-_REDUX_OUT = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64)
-_MEAN_OUT = _REDUX_OUT[:4]  # redux.mean's result dtypes: floating only, as torch.mean's
-# Input dtypes redux's kernels read (others are converted to the result dtype first, as torch does).
-_REDUX_READS = _REDUX_OUT + (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.uint16,
-                             torch.uint32, torch.uint64)
+# The input dtypes redux's kernels read (others are converted to the result
+# dtype first, as torch does) and the dtypes a sum gives: the shim's lists.
+_REDUX_READS, _REDUX_OUT = (tuple(getattr(torch, name) for name in names) for names in _C.dtypes())
+_MEAN_OUT = tuple(d for d in _REDUX_OUT if d.is_floating_point)  # floating only, as torch.mean's
 # torch's own verdicts on the calls off redux's direct path, probed once
 # (while the switch is off) for every (op, input dtype, dtype argument):
 # {key: (error with valid dims or None, error with a dim out of range)}.

@@ -19,7 +19,7 @@ at::Tensor mean_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool k
   // torch.mean's dtype rule: the result is `dtype`, else self's dtype, and
   // must be floating point (complex is torch's, not redux's).
   const at::ScalarType out = dtype.value_or(self.scalar_type());
-  const bool floating = out == at::kFloat || out == at::kDouble || out == at::kHalf || out == at::kBFloat16;
+  const bool floating = to_redux(out).has_value() && at::isFloatingType(out);
   TORCH_CHECK(floating, kOp, ": argument '", dtype.has_value() ? "dtype" : "self", "' has dtype ",
               out, ", which is not supported (expected float32, float64, float16 or bfloat16; like torch.mean, "
               "the mean of integers needs a floating-point 'dtype')");

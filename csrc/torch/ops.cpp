@@ -9,9 +9,11 @@
 #include <torch/library.h>
 
 #include <string>
+#include <vector>
 
 #include "eager.h"
 #include "ladder.h"
+#include "plan.h"
 #include "unsupported.h"
 
 namespace {
@@ -44,7 +46,41 @@ PyObject *variants_table(PyObject *, PyObject *) {
   return table;
 }
 
+// (names of the input dtypes redux reads, names of the dtypes a sum gives),
+// as torch spells them ("float32"): plan.h's lists, for redux/switch.py.
+PyObject *dtypes_table(PyObject *, PyObject *) {
+  std::vector<std::string> reads, sums;
+  for (at::ScalarType t : redux_shim::kReadDtypes) {
+    reads.push_back(c10::getDtypeNames(t).first);
+    if (redux_shim::to_redux(t).has_value()) sums.push_back(c10::getDtypeNames(t).first);
+  }
+  auto as_tuple = [](const std::vector<std::string> &names) -> PyObject * {
+    PyObject *tuple = PyTuple_New(static_cast<Py_ssize_t>(names.size()));
+    if (tuple == nullptr) return nullptr;
+    for (size_t i = 0; i < names.size(); ++i) {
+      PyObject *name = PyUnicode_FromString(names[i].c_str());
+      if (name == nullptr) {
+        Py_DECREF(tuple);
+        return nullptr;
+      }
+      PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), name);
+    }
+    return tuple;
+  };
+  PyObject *r = as_tuple(reads);
+  PyObject *s = r ? as_tuple(sums) : nullptr;
+  if (s == nullptr) {
+    Py_XDECREF(r);
+    return nullptr;
+  }
+  PyObject *pair = PyTuple_Pack(2, r, s);
+  Py_DECREF(r);
+  Py_DECREF(s);
+  return pair;
+}
+
 PyMethodDef kMethods[] = {
+    {"dtypes", dtypes_table, METH_NOARGS, "(input dtypes redux reads, dtypes a sum gives), as torch's names."},
     {"variants", variants_table, METH_NOARGS, "The variants table: (rung, name, deterministic, general, idea) rows."},
     {"sum", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::eager_sum)), METH_FASTCALL,
      "redux.sum's eager entry: sum(input, dim, keepdim, dtype) through the dispatcher (eager.cpp)."},

@@ -5,8 +5,6 @@
 
 namespace redux_shim {
 
-namespace {
-
 std::optional<redux_dtype> to_redux(at::ScalarType t) {
   switch (t) {
     case at::kFloat: return REDUX_F32;
@@ -18,21 +16,9 @@ std::optional<redux_dtype> to_redux(at::ScalarType t) {
   }
 }
 
-// The input dtypes torch.sum sums: the floating types redux reads, every
-// integer type and bool. Listed, not classified, so that a dtype torch adds
-// later (as float8 and float4 were) is refused until it is added here.
 bool is_supported_input(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: case at::kDouble: case at::kHalf: case at::kBFloat16:
-    case at::kBool: case at::kByte: case at::kChar: case at::kShort: case at::kInt: case at::kLong:
-    case at::kUInt16: case at::kUInt32: case at::kUInt64:
-      return true;
-    default:
-      return false;
-  }
+  return std::find(std::begin(kReadDtypes), std::end(kReadDtypes), t) != std::end(kReadDtypes);
 }
-
-}  // namespace
 
 std::vector<int64_t> reduced_dims(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim) {
   const int64_t ndim = self.dim();

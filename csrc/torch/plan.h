@@ -21,6 +21,20 @@ using SumFn = at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, std:
 // Their typed dispatcher handles, looked up once. A call through one is
 // dispatched like any op call (autograd, functorch and device keys apply,
 // less those the caller's guards exclude).
+// The input dtypes redux's kernels read: the floating types it sums,
+// every integer type and bool. Listed, not classified, so that a dtype
+// torch adds later (as float8 and float4 were) is refused until it is
+// added here. The one list of them: Python reads it through
+// redux._C.dtypes().
+inline constexpr at::ScalarType kReadDtypes[] = {
+    at::kFloat, at::kDouble, at::kHalf,   at::kBFloat16, at::kBool,   at::kByte,   at::kChar,
+    at::kShort, at::kInt,    at::kLong,   at::kUInt16,   at::kUInt32, at::kUInt64,
+};
+bool is_supported_input(at::ScalarType t);
+// The C kernels' dtype of a torch dtype a sum can give (float32, float64,
+// float16, bfloat16, int64), else none: the one list of result dtypes.
+std::optional<redux_dtype> to_redux(at::ScalarType t);
+
 const c10::TypedOperatorHandle<SumFn> &sum_op();
 const c10::TypedOperatorHandle<SumFn> &mean_op();
 
