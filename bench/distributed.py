@@ -1,6 +1,7 @@
 """Sharded sums on several GPUs: exact mode against the usual ways.
 
     python bench/distributed.py [--ranks 2] [--iters 20] [--out FILE]
+    python bench/distributed.py --device cpu [--ranks 2]   # gloo, small tensors: the host's share
 
 Spawns one process per GPU (NCCL). For each global tensor, sharded on dim 0
 (2 x 52,428,800 fp32, and (65536, 4096) fp32) and each reduction, it times
@@ -17,6 +18,7 @@ import datetime
 import os
 import statistics
 import tempfile
+import time
 
 import sys
 
@@ -36,12 +38,25 @@ CASES = [  # (name, global shape, dim)
     ("(65536, 4096) dim 0", (65536, 4096), [0]),
     ("(65536, 4096) dim 1", (65536, 4096), [1]),
 ]
+# On the CPU (gloo): small tensors, whose time is mostly the host's work
+# per call, which exact mode also pays on GPUs.
+CPU_CASES = [
+    ("65,536", (65536,), None),
+    ("(256, 1024) full", (256, 1024), None),
+    ("(256, 1024) dim 0", (256, 1024), [0]),
+    ("(256, 1024) dim 1", (256, 1024), [1]),
+]
 
 
-def timed(fn, iters):
+def timed(fn, iters, device):
     times = []
     for _ in range(iters):
         dist.barrier()
+        if device == "cpu":
+            start = time.perf_counter_ns()
+            out = fn()
+            times.append((time.perf_counter_ns() - start) / 1e3)
+            continue
         torch.cuda.synchronize()
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
@@ -87,23 +102,30 @@ def sent_bytes(name, local, dim, world, shape):
         view, layout = torch.ops.redux._sum_sharding(local, list(shape), dim, None)
         if layout[rd._ROLE] == 1:  # dim 0 kept: each rank's outputs are gathered
             return out.numel() * out.element_size()
+        if layout[rd._FAMILY] < 0 or layout[rd._UNITS] < 2:  # one unit: the shards are gathered
+            return local.numel() * local.element_size()
         return layout[rd._OUTER] * (layout[rd._UNITS] // world) * layout[rd._INNER] * layout[rd._ACC]
     return out.numel() * out.element_size()
 
 
-def rank_main(rank, world, init_file, iters, out_path):
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", init_method=f"file://{init_file}", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=300), device_id=torch.device("cuda", rank))
+def rank_main(rank, world, init_file, iters, out_path, device):
+    if device == "cuda":
+        torch.cuda.set_device(rank)
+        dist.init_process_group("nccl", init_method=f"file://{init_file}", rank=rank, world_size=world,
+                                timeout=datetime.timedelta(seconds=300), device_id=torch.device("cuda", rank))
+    else:
+        torch.set_num_threads(1)  # one core a rank
+        dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world,
+                                timeout=datetime.timedelta(seconds=300))
     import redux  # noqa: F401
     from torch.distributed.tensor import init_device_mesh
-    mesh = init_device_mesh("cuda", (world,))
+    mesh = init_device_mesh(device, (world,))
     lines = []
-    for name, shape, dim in CASES:
-        g = torch.Generator(device="cuda").manual_seed(1)
-        whole = torch.randn(shape, generator=g, device="cuda").add_(3)
-        one_gpu = torch.ops.redux.sum(whole, dim)
-        torch_gpu = torch.sum(whole, dim) if dim else torch.sum(whole)
+    for name, shape, dim in CASES if device == "cuda" else CPU_CASES:
+        g = torch.Generator(device=device).manual_seed(1)
+        whole = torch.randn(shape, generator=g, device=device).add_(3)
+        one_device = torch.ops.redux.sum(whole, dim)
+        torch_one_device = torch.sum(whole, dim) if dim else torch.sum(whole)
         # DTensor's Shard(0) cut (torch.chunk's), for every method: with
         # tensor_split's cut and no global shape given, from_local infers
         # another global shape on each rank when the rows do not divide
@@ -114,15 +136,15 @@ def rank_main(rank, world, init_file, iters, out_path):
         del whole
         for label, fn in methods(local, dim, mesh, world, global_shape, global_stride).items():
             fn()  # warm-up (plans, NCCL communicators)
-            us, out = timed(fn, iters)
-            same = [out.shape == ref.shape and torch.equal(out.to(ref.dtype), ref) for ref in (one_gpu, torch_gpu)]
+            us, out = timed(fn, iters, device)
+            same = [out.shape == ref.shape and torch.equal(out.to(ref.dtype), ref) for ref in (one_device, torch_one_device)]
             lines.append(f"{name:<22} {label:<10} {us:10.1f} {sent_bytes(label, local, dim, world, global_shape):>12,} "
                          + " ".join(f"{'yes' if s else 'no':>13}" for s in same))
     if rank == 0:
-        gpu = torch.cuda.get_device_name()
-        text = [f"{world} x {gpu}, torch {torch.__version__}, median of {iters} calls",
-                f"{'tensor':<22} {'method':<10} {'us/call':>10} {'sent B/rank':>12} {'= redux 1 GPU':>13} "
-                f"{'= torch 1 GPU':>13}"] + lines
+        where = f"{world} x {torch.cuda.get_device_name()}" if device == "cuda" else f"{world} CPU ranks (gloo)"
+        text = [f"{where}, torch {torch.__version__}, median of {iters} calls",
+                f"{'tensor':<22} {'method':<10} {'us/call':>10} {'sent B/rank':>12} {'= redux 1 dev':>13} "
+                f"{'= torch 1 dev':>13}"] + lines
         print("\n".join(text), flush=True)
         if out_path:
             with open(out_path, "w") as f:
@@ -136,11 +158,14 @@ def main():
     ap.add_argument("--ranks", type=int, default=2, help="processes, one GPU each (default 2)")
     ap.add_argument("--iters", type=int, default=20, help="timed calls per method (default 20)")
     ap.add_argument("--out", default="", help="also write the table to this file")
+    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
+                    help="cuda: NCCL, one GPU a rank (default); cpu: gloo, small tensors")
     args = ap.parse_args()
-    if torch.cuda.device_count() < args.ranks:
+    if args.device == "cuda" and torch.cuda.device_count() < args.ranks:
         raise SystemExit(f"needs {args.ranks} GPUs, this machine has {torch.cuda.device_count()}")
     with tempfile.TemporaryDirectory() as tmp:
-        mp.spawn(rank_main, args=(args.ranks, os.path.join(tmp, "init"), args.iters, args.out), nprocs=args.ranks)
+        mp.spawn(rank_main, args=(args.ranks, os.path.join(tmp, "init"), args.iters, args.out, args.device),
+                 nprocs=args.ranks)
 
 
 if __name__ == "__main__":
