@@ -111,8 +111,9 @@ def test_partials_ops_check_their_arguments():
         torch.ops.redux._sum_sharding(torch.randn(4, 5), [8, 6], None, None)
 
 
-needs_two_gpus = pytest.mark.skipif(not (torch.cuda.is_available() and torch.cuda.device_count() >= 2
-                                         and redux.has_cuda_kernels()), reason="needs two CUDA GPUs")
+def gpus_for(world):
+    return pytest.mark.skipif(not (torch.cuda.is_available() and torch.cuda.device_count() >= world
+                                   and redux.has_cuda_kernels()), reason=f"needs {world} CUDA GPUs")
 
 # Competition and power-of-two sizes on the GPU tree (even shards on units).
 CUDA_CASES = [
@@ -127,9 +128,10 @@ CUDA_CASES = [
 ]
 
 
-@needs_two_gpus
-def test_exact_sums_match_one_gpu_on_nccl():
-    spawn(2, "nccl", CHECKS + ["compile"], extra_cases=CUDA_CASES)
+@pytest.mark.parametrize("world", [pytest.param(w, marks=gpus_for(w)) for w in (2, 3, 4)])
+def test_exact_sums_match_one_gpu_on_nccl(world):
+    """Every rank count the machine has GPUs for (3 on a four-GPU machine)."""
+    spawn(world, "nccl", CHECKS + (["compile"] if world == 2 else []), extra_cases=CUDA_CASES)
 
 
 DTENSOR_RULE_PROBE = """
