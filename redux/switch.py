@@ -41,8 +41,13 @@ the switch also gives Inductor's decomposition table entries for the aten
 sum and mean overloads: AOTAutograd traces them, in the forward and the
 backward graphs, into the same functions the eager kernels run (redux.sum
 / redux.mean, with the same fallbacks), so compiled models get the eager
-switch's bits. A graph pass (Inductor's post_grad_custom_post_pass) routes
-the sums Inductor's own passes add later. Turning the switch on or off resets torch.compile's
+switch's bits. Only the sums and means eager routes: those the model calls,
+and those of ops whose eager kernels call them (logsumexp, mse_loss,
+l1_loss); the sums Inductor makes when it decomposes ops that have kernels
+of their own in eager (softmax, log_softmax, nll_loss, ...) stay Inductor's,
+as they stay torch's in eager. A graph pass (Inductor's
+post_grad_custom_post_pass) routes, by the same rule, the sums Inductor's
+own passes add later. Turning the switch on or off resets torch.compile's
 in-memory caches (torch._dynamo.reset(): compiled functions compile again
 on their next call, under the new setting), and the pass's uuid keys the
 on-disk caches, so code compiled under one setting is never run under the
@@ -237,13 +242,42 @@ def _register():
     return lib, remove_compiled_routes
 
 
+# The ops whose eager kernels reach aten::sum / aten::mean through the
+# dispatcher, so that the eager switch routes their sums. In compiled code
+# the sums and means traced for any other op (softmax, log_softmax,
+# nll_loss, ...: kernels of their own in eager, decomposed by Inductor)
+# stay Inductor's, as eager leaves them to torch: compiled and eager route
+# the same reductions.
+_ROUTED_IN_EAGER = ("aten::sum", "aten::mean", "aten::logsumexp", "aten::mse_loss", "aten::l1_loss")
+
+
+def _routed_here(origin):
+    """Whether a sum or mean traced for `origin` (the model's op being
+    traced when it was made; None when unknown) is one the eager switch
+    routes."""
+    return origin is None or origin.name().split(".")[0] in _ROUTED_IN_EAGER
+
+
+def _when_routed_in_eager(fn):
+    """A decomposition that applies to the sums and means the eager switch
+    routes, and declines the others (NotImplemented: Inductor's own)."""
+    def decompose(*args, **kwargs):
+        import torch.fx.traceback as fx_traceback
+        if not _routed_here(getattr(fx_traceback, "current_meta", {}).get("original_aten")):
+            return NotImplemented
+        return fn(*args, **kwargs)
+    return decompose
+
+
 def _route_graph(graph):
     """Swaps the aten sums left in an Inductor graph (added by Inductor's own
-    passes after the decompositions) that redux can answer for redux.sum
-    (same semantics, same output)."""
+    passes after the decompositions) that redux can answer and the eager
+    switch routes, for redux.sum (same semantics, same output)."""
     sums = (torch.ops.aten.sum.default, torch.ops.aten.sum.dim_IntList)
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target not in sums:
+            continue
+        if not _routed_here(node.meta.get("original_aten")):
             continue
         x = node.args[0]
         x_val, out_val = getattr(x, "meta", {}).get("val"), node.meta.get("val")
@@ -293,12 +327,12 @@ def _install_compiled_routes():
         raise RuntimeError(f"redux.enable: torch._inductor.config.post_grad_custom_post_pass is already set "
                            f"({current!r}); redux's switch needs it for compiled code: unset it first")
     aten = torch.ops.aten
-    routes = {
+    routes = {op: _when_routed_in_eager(fn) for op, fn in {
         aten.sum.default: lambda x, *, dtype=None: _sum(x, None, False, dtype),
         aten.sum.dim_IntList: lambda x, dim, keepdim=False, *, dtype=None: _sum(x, dim, keepdim, dtype),
         aten.mean.default: lambda x, *, dtype=None: _mean(x, None, False, dtype),
         aten.mean.dim: lambda x, dim, keepdim=False, *, dtype=None: _mean(x, dim, keepdim, dtype),
-    }
+    }.items()}
     before = {op: decompositions[op] for op in routes if op in decompositions}
     decompositions.update(routes)
     if fast_random_decomps is not None:

@@ -202,6 +202,34 @@ def test_compiled_code_runs_redux_under_the_switch(device, dynamic):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_compiled_code_routes_what_eager_routes(device):
+    """The sums inside ops with kernels of their own in eager (softmax,
+    log_softmax, cross_entropy) stay Inductor's in compiled code, as they
+    stay torch's in eager; those of ops whose eager kernels call aten::sum
+    or aten::mean go to redux in both, with the same bits."""
+    import torch.nn.functional as F
+    x, y = random_tensor((8, 64), torch.float32, device, seed=13), random_tensor((8, 64), torch.float32, device, seed=14)
+    labels = torch.arange(8, device=device)
+    cases = {  # name: (function, routed by the eager switch)
+        "softmax": (lambda t: t.softmax(-1), False),
+        "log_softmax": (lambda t: t.log_softmax(-1), False),
+        "cross_entropy": (lambda t: F.cross_entropy(t, labels), False),
+        "logsumexp": (lambda t: t.logsumexp(-1), True),
+        "mse_loss": (lambda t: F.mse_loss(t, y), True),
+        "l1_loss": (lambda t: F.l1_loss(t, y), True),
+    }
+    with redux.enabled():
+        for name, (fn, routed) in cases.items():
+            compiled = torch.compile(fn, fullgraph=True)
+            got = compiled(x)
+            for call in (lambda: fn(x), lambda: compiled(x)):
+                names = ops_called(call)
+                assert ("redux::sum" in names or "redux::mean" in names) == routed, name
+            if routed:
+                assert torch.equal(got, fn(x)), name
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_a_compiled_training_step_reduces_on_redux(device):
     """Forward and backward graphs: the loss's mean and the bias gradients'
     sums run on redux; the loss has the eager switch's bits."""
