@@ -51,8 +51,8 @@ PyObject *variants_table(PyObject *, PyObject *) {
 PyObject *dtypes_table(PyObject *, PyObject *) {
   std::vector<std::string> reads, sums;
   for (at::ScalarType t : redux_shim::kReadDtypes) {
-    reads.push_back(c10::getDtypeNames(t).first);
-    if (redux_shim::to_redux(t).has_value()) sums.push_back(c10::getDtypeNames(t).first);
+    reads.emplace_back(c10::getDtypeNames(t).first);  // a std::string or a string_view, by torch release
+    if (redux_shim::to_redux(t).has_value()) sums.emplace_back(c10::getDtypeNames(t).first);
   }
   auto as_tuple = [](const std::vector<std::string> &names) -> PyObject * {
     PyObject *tuple = PyTuple_New(static_cast<Py_ssize_t>(names.size()));
