@@ -8,9 +8,10 @@
  *                   float-class outputs, LANES = 8 otherwise), lanes
  *                   then combined by a fixed tree: the compiler vectorizes
  *                   the lanes, and the order is a function of the count.
- *   acc kinds       float-class outputs (f32, f16, bf16): fp64 lanes;
- *                   f64 outputs: compensated fp64 (hi + lo, TwoSum);
- *                   i64 outputs: wrapping 64-bit integer.
+ *   acc kinds       float-class outputs (f32, f16, bf16) and float32
+ *                   into f64: fp64 lanes; float64 into f64: compensated
+ *                   fp64 (hi + lo, TwoSum); i64 outputs: wrapping 64-bit
+ *                   integer.
  *   redux_cpu_*     the C API of redux.h: partial, combine, rows, cols.
  * Compiled with -ffp-contract=off: no fused multiply-adds may change the
  * rounding of the error-free transforms.
@@ -457,7 +458,6 @@ static inline void dd_combine(double *hi, double *lo, double bhi, double blo) {
     *out_lo = lo[0];                                                              \
   }
 DEFINE_PARTIAL_DD(partial_dd_f64, LOAD_F64, 8)
-DEFINE_PARTIAL_DD(partial_dd_f32, LOAD_F32, 4)
 
 REDUX_HOT static int64_t partial_i64(const void *x, int64_t count) {
   const int64_t *p = (const int64_t *)x;
@@ -489,8 +489,10 @@ static redux_status sum_partial(const void *x, int64_t count, redux_dtype in, re
             : in == REDUX_F16 ? partial_d_f16(x, count)
                               : partial_d_bf16(x, count);
   } else if (out == REDUX_F64) {
+    /* float32 into float64: the float32 loop's fp64 lanes, unrounded (as
+     * accurate as the output needs, at the float32 sum's speed) */
     if (in == REDUX_F64) partial_dd_f64(x, count, &acc->hi, &acc->lo);
-    else partial_dd_f32(x, count, &acc->hi, &acc->lo);
+    else acc->hi = partial_f32(x, count, far);
   } else {
     acc->i = partial_i64(x, count);
   }
@@ -586,7 +588,7 @@ REDUX_HOT static void cols_item(const void *x, int64_t rows, int64_t inner, int6
     else COL_LOOP(hi[c] += LOAD_BF16(x, row + c))
   } else if (out == REDUX_F64) {
     if (in == REDUX_F64) COL_LOOP(two_sum_add(&hi[c], &lo[c], LOAD_F64(x, row + c)))
-    else COL_LOOP(two_sum_add(&hi[c], &lo[c], LOAD_F32(x, row + c)))
+    else COL_LOOP(hi[c] += LOAD_F32(x, row + c))
   } else {
     COL_LOOP(iv[c] += (uint64_t)((const int64_t *)x)[row + c])
   }

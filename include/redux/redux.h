@@ -14,7 +14,8 @@
  * Accumulators, chosen by the OUTPUT dtype:
  *   float32 out            -> fp64
  *   float16 / bfloat16 out -> fp32 on CUDA, fp64 on the CPU
- *   float64 out            -> compensated fp64 (hi + lo)
+ *   float64 out            -> compensated fp64 (hi + lo); on the CPU from
+ *                             float32 input: fp64 lanes, unrounded
  *   int64 out              -> int64 (wrapping, like torch)
  */
 #ifndef REDUX_REDUX_H
