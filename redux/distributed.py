@@ -264,6 +264,13 @@ def _reduced(ndim, dims):
     return sorted(reduced)
 
 
+def _mean_count(rows, shard_shape, dim):
+    """The elements a mean divides by: the reduced sizes of the whole tensor
+    (`rows` rows of dim 0, the other dims the shard's)."""
+    whole = [rows] + list(shard_shape[1:])
+    return math.prod(whole[d] for d in _reduced(len(whole), dim))
+
+
 def _mean_dtypes(x_dtype, dtype):
     """(result dtype, the sum's dtype) of redux.mean (csrc/torch/mean.cpp)."""
     out = dtype or x_dtype
@@ -288,10 +295,8 @@ def _exact(x: torch.Tensor, dim: Optional[List[int]], keepdim: bool, dtype: Opti
     if not mean:
         return _exact_sum(x, dim, keepdim, dtype, group, lengths, device), rows
     out, wide = _mean_dtypes(x.dtype, dtype)
-    whole = [builtins.sum(lengths)] + list(x.shape[1:])
-    count = math.prod(whole[d] for d in _reduced(len(whole), dim))
     total = _exact_sum(x, dim, keepdim, wide, group, lengths, device)
-    return total.div(count).to(out), rows  # redux.mean's finish; 0 elements give nan
+    return total.div(_mean_count(builtins.sum(lengths), x.shape, dim)).to(out), rows  # redux.mean's finish; 0 elements give nan
 
 
 @_exact.register_fake
@@ -333,8 +338,7 @@ def _exact_grad(grad: torch.Tensor, rows: torch.Tensor, shape: List[int], dim: O
     first, total = rows.tolist()
     reduced = _reduced(len(shape), dim)
     if mean:
-        whole = [total] + list(shape[1:])
-        grad = grad.to(_mean_dtypes(x_dtype, grad.dtype)[1]).div(math.prod(whole[d] for d in reduced))
+        grad = grad.to(_mean_dtypes(x_dtype, grad.dtype)[1]).div(_mean_count(total, shape, dim))
     if not keepdim:
         for d in reduced:
             grad = grad.unsqueeze(d)

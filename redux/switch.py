@@ -203,16 +203,29 @@ def _into(overload, reduce, x, dims, keepdim, dtype, out):
     return out.copy_(result)
 
 
+# The functional overloads: the eager kernels, and (declining what eager
+# does not route) the decompositions compiled code traces.
+_FUNCTIONAL = {
+    "sum": lambda x, *, dtype=None: _sum(x, None, False, dtype),
+    "sum.dim_IntList": lambda x, dim, keepdim=False, *, dtype=None: _sum(x, dim, keepdim, dtype),
+    "mean": lambda x, *, dtype=None: _mean(x, None, False, dtype),
+    "mean.dim": lambda x, dim, keepdim=False, *, dtype=None: _mean(x, dim, keepdim, dtype),
+}
+
+
+def _overload(name):
+    """torch.ops.aten's OpOverload for "sum.dim_IntList" ("sum": default)."""
+    packet, _, overload = name.partition(".")
+    return getattr(getattr(torch.ops.aten, packet), overload or "default")
+
+
 def _register():
     global _torch_verdicts
     if _torch_verdicts is None:
         _torch_verdicts = _probe_torch_verdicts()
     aten = torch.ops.aten
     kernels = {
-        "sum": lambda x, *, dtype=None: _sum(x, None, False, dtype),
-        "sum.dim_IntList": lambda x, dim, keepdim=False, *, dtype=None: _sum(x, dim, keepdim, dtype),
-        "mean": lambda x, *, dtype=None: _mean(x, None, False, dtype),
-        "mean.dim": lambda x, dim, keepdim=False, *, dtype=None: _mean(x, dim, keepdim, dtype),
+        **_FUNCTIONAL,
         # out= forms: torch.sum(x, 0, out=y), and the sums inside ops written with at::sum_out (logsumexp)
         "sum.out": lambda x, *, dtype=None, out: _into(aten.sum.out, _sum, x, None, False, dtype, out),
         "sum.IntList_out": lambda x, dim, keepdim=False, *, dtype=None, out: _into(
@@ -326,13 +339,7 @@ def _install_compiled_routes():
     if current is not None:
         raise RuntimeError(f"redux.enable: torch._inductor.config.post_grad_custom_post_pass is already set "
                            f"({current!r}); redux's switch needs it for compiled code: unset it first")
-    aten = torch.ops.aten
-    routes = {op: _when_routed_in_eager(fn) for op, fn in {
-        aten.sum.default: lambda x, *, dtype=None: _sum(x, None, False, dtype),
-        aten.sum.dim_IntList: lambda x, dim, keepdim=False, *, dtype=None: _sum(x, dim, keepdim, dtype),
-        aten.mean.default: lambda x, *, dtype=None: _mean(x, None, False, dtype),
-        aten.mean.dim: lambda x, dim, keepdim=False, *, dtype=None: _mean(x, dim, keepdim, dtype),
-    }.items()}
+    routes = {_overload(name): _when_routed_in_eager(fn) for name, fn in _FUNCTIONAL.items()}
     before = {op: decompositions[op] for op in routes if op in decompositions}
     decompositions.update(routes)
     if fast_random_decomps is not None:
