@@ -10,8 +10,12 @@ Spawns one process per GPU (NCCL). For each global tensor, sharded on dim 0
   allreduce  torch.sum of the local shard, then all_reduce (all_gather of
              the outputs where dim 0 is kept)
 and prints the median time per call over --iters (CUDA events, after a
-barrier), the bytes each rank sends, and whether the result has the bits
-of torch.ops.redux.sum, and of torch.sum, of the whole tensor on one GPU.
+barrier) three ways: one call on an idle GPU (the host's work counts in
+full), one of 10 calls issued back to back (as in a model's step), and the
+replay of a CUDA graph of one call (the GPU's work alone; exact mode with
+known lengths and the all-reduce), each also as a ratio to the all-reduce;
+the bytes each rank sends, and whether the result has the bits of
+torch.ops.redux.sum, and of torch.sum, of the whole tensor on one GPU.
 """
 import argparse
 import datetime
@@ -49,6 +53,8 @@ CPU_CASES = [
 
 
 def timed(fn, iters, device):
+    """Median us of one call started on an idle GPU (barrier, sync first):
+    the host's work before the first kernel counts in full."""
     times = []
     for _ in range(iters):
         dist.barrier()
@@ -65,6 +71,54 @@ def timed(fn, iters, device):
         torch.cuda.synchronize()
         times.append(start.elapsed_time(stop) * 1e3)
     return statistics.median(times), out
+
+
+def timed_in_a_row(fn, iters, calls=10):
+    """Median us per call of `calls` calls issued back to back, as a model's
+    step issues them: the host runs ahead, its work hides behind the GPU's
+    where the GPU's is longer."""
+    times = []
+    for _ in range(iters):
+        dist.barrier()
+        torch.cuda.synchronize()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn()
+        stop.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(stop) * 1e3 / calls)
+    return statistics.median(times)
+
+
+def timed_graph(fn, iters):
+    """Median us of one replay of a CUDA graph of one call: the GPU's work
+    alone, no host; also shows the call has no host synchronisation (the
+    capture fails on one)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    times = []
+    for _ in range(iters):
+        dist.barrier()
+        torch.cuda.synchronize()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        stop.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(stop) * 1e3)
+    return statistics.median(times)
+
+
+# Captured in a CUDA graph: the methods with no host synchronisation (exact
+# mode on plain shards learns the other ranks' lengths first).
+IN_GRAPHS = ("exact-dt", "allreduce")
 
 
 def methods(local, dim, mesh, world, shape, stride):
@@ -134,17 +188,25 @@ def rank_main(rank, world, init_file, iters, out_path, device):
         local = whole[rank * step: (rank + 1) * step].contiguous()
         global_shape, global_stride = whole.shape, whole.stride()
         del whole
+        rows, base = [], {}
         for label, fn in methods(local, dim, mesh, world, global_shape, global_stride).items():
             fn()  # warm-up (plans, NCCL communicators)
             us, out = timed(fn, iters, device)
+            in_a_row = timed_in_a_row(fn, iters) if device == "cuda" else None
+            graph = timed_graph(fn, iters) if device == "cuda" and label in IN_GRAPHS else None
             same = [out.shape == ref.shape and torch.equal(out.to(ref.dtype), ref) for ref in (one_device, torch_one_device)]
-            lines.append(f"{name:<22} {label:<10} {us:10.1f} {sent_bytes(label, local, dim, world, global_shape):>12,} "
-                         + " ".join(f"{'yes' if s else 'no':>13}" for s in same))
+            rows.append((label, (us, in_a_row, graph), sent_bytes(label, local, dim, world, global_shape), same))
+            if label == "allreduce":
+                base = {i: v for i, v in enumerate((us, in_a_row, graph))}
+        for label, times, sent, same in rows:
+            cells = "".join("           -" if t is None else f"{t:7.1f} {t / base[i]:4.2f}" for i, t in enumerate(times))
+            lines.append(f"{name:<20} {label:<9} {cells} {sent:>10,} " + " ".join(f"{'yes' if s else 'no':>5}" for s in same))
     if rank == 0:
         where = f"{world} x {torch.cuda.get_device_name()}" if device == "cuda" else f"{world} CPU ranks (gloo)"
-        text = [f"{where}, torch {torch.__version__}, median of {iters} calls",
-                f"{'tensor':<22} {'method':<10} {'us/call':>10} {'sent B/rank':>12} {'= redux 1 dev':>13} "
-                f"{'= torch 1 dev':>13}"] + lines
+        text = [f"{where}, torch {torch.__version__}, median of {iters}; us and x allreduce for: one call on an idle "
+                "GPU, one of 10 back to back, a CUDA graph's replay",
+                f"{'tensor':<20} {'method':<9} {'one call':>12}{'in a row':>12}{'graph':>12} {'B sent':>10} "
+                f"{'=redux':>5} {'=torch':>5}"] + lines
         print("\n".join(text), flush=True)
         if out_path:
             with open(out_path, "w") as f:

@@ -48,7 +48,6 @@ __all__ = ["sum", "mean", "unit_of"]
 
 # Layout fields of torch.ops.redux._sum_sharding (csrc/torch/sharded.h).
 _FAMILY, _OUTER, _N, _INNER, _UNIT, _UNITS, _ACC, _ROLE, _PER = range(9)
-_ROWS = 1  # redux_family REDUX_ROWS
 _META_DIMS = 8  # sizes carried by the cheap cross-rank check
 
 
@@ -107,15 +106,27 @@ def _reduce(op, x, dim, keepdim, dtype, group):
         problem = _local_problem(op, local, dims, keepdim, dtype)
         if problem:
             raise problem[0](f"{where}: {problem[1]}")
-        out = _exact(local, dims, keepdim, dtype, group.group_name, lengths, op == "mean")[0]
-        return _as_dtensor(out, mesh)
+        return _as_dtensor(_run(op, local, dims, keepdim, dtype, group, lengths), mesh)
     if not dist.is_available() or not dist.is_initialized():
         raise RuntimeError(f"{where}: no process group: call torch.distributed.init_process_group first, "
                            "or pass a DTensor")
     problem = _front_problem(x)
     if problem:  # still enter the first collective, so that every rank raises, not just this one
         _agree(op, None, None, False, None, group, _comm_device(None, group), problem)
-    return _exact(x, dims, keepdim, dtype, "" if group is None else group.group_name, None, op == "mean")[0]
+    return _run(op, x, dims, keepdim, dtype, group, None)
+
+
+def _run(op, x, dims, keepdim, dtype, group, lengths):
+    """Exact mode: the custom op where autograd or torch.compile needs it,
+    else its body straight away (the op's Python layers cost more than the
+    collective on a fast link)."""
+    if torch.compiler.is_compiling() or (x.requires_grad and torch.is_grad_enabled()):
+        return _exact(x, dims, keepdim, dtype, "" if group is None else group.group_name, lengths, op == "mean")[0]
+    group = dist.group.WORLD if group is None else group
+    device = _comm_device(x, group)
+    if lengths is None:
+        lengths = _agree(op, x, dims, keepdim, dtype, group, device, _local_problem(op, x, dims, keepdim, dtype))
+    return _shards_reduce(op == "mean", x, dims, keepdim, dtype, group, lengths, device)
 
 
 def _dtensor_type():
@@ -129,20 +140,38 @@ def _dtensor_shards(x, group, where):
     """(local tensor, group, mesh, dim-0 lengths) of a DTensor; group None
     when it is replicated. Its metadata is the same on every rank, so the
     lengths come from its global shape, with no collective."""
-    from torch.distributed.tensor import Replicate, Shard
     if group is not None:
         raise ValueError(f"{where}: argument 'group' must be None for a DTensor input (its device mesh names "
                          "the group)")
     mesh, placements = x.device_mesh, x.placements
+    local = x.to_local()
+    if torch.compiler.is_compiling():  # traced once: no cache (its key would guard on ids and sizes)
+        return (local,) + _shards_of(x, local, mesh, placements, where)
+    # the mesh by identity (the value holds it, so the id stays its own): an equal new mesh has its own group
+    key = (id(mesh), placements, x.dim() and x.shape[0], local.dim() and local.shape[0])
+    known = _SHARDS.get(key)
+    if known is None:
+        known = _shards_of(x, local, mesh, placements, where)
+        if len(_SHARDS) >= 64:
+            _SHARDS.clear()
+        _SHARDS[key] = known
+    return (local,) + known
+
+
+_SHARDS = {}  # (id(mesh), placements, global rows, local rows) -> (group, mesh, lengths), of valid DTensors
+
+
+def _shards_of(x, local, mesh, placements, where):
+    from torch.distributed.tensor import Replicate, Shard
     sharded = [i for i, p in enumerate(placements) if not isinstance(p, Replicate)]
     if len(sharded) > 1 or any(not (isinstance(placements[i], Shard) and placements[i].dim == 0) for i in sharded):
         raise ValueError(f"{where}: argument 'x' has placements {tuple(placements)}; exact mode supports Shard(0) "
                          "on one mesh dim and Replicate on the others (redistribute the DTensor first)")
     if not sharded:
-        return x.to_local(), None, mesh, None
+        return None, mesh, None
     if x.dim() == 0:
         raise ValueError(f"{where}: argument 'x' is 0-dim: there is no dim 0 to be sharded on")
-    local, ranks, me = x.to_local(), mesh.size(sharded[0]), mesh.get_local_rank(sharded[0])
+    ranks, me = mesh.size(sharded[0]), mesh.get_local_rank(sharded[0])
     # Shard(0) cuts dim 0 as torch.chunk does: ceil(size / ranks) per rank, the last ones shorter or empty
     step = -(-x.shape[0] // ranks)
     lengths = [max(0, min(step, x.shape[0] - r * step)) for r in range(ranks)]
@@ -150,7 +179,7 @@ def _dtensor_shards(x, group, where):
         raise ValueError(f"{where}: argument 'x' holds {local.shape[0]} rows of dim 0 on this rank where its "
                          f"global shape and Shard(0) (torch.chunk's cut) say {lengths[me]}: a DTensor made by "
                          "from_local with uneven pieces needs its global shape and stride")
-    return local, mesh.get_group(sharded[0]), mesh, lengths
+    return mesh.get_group(sharded[0]), mesh, lengths
 
 
 def _front_problem(x):
@@ -292,11 +321,19 @@ def _exact(x: torch.Tensor, dim: Optional[List[int]], keepdim: bool, dtype: Opti
     if lengths is None:
         lengths = _agree(op, x, dim, keepdim, dtype, group, device, _local_problem(op, x, dim, keepdim, dtype))
     rows = torch.tensor([builtins.sum(lengths[: dist.get_rank(group)]), builtins.sum(lengths)])
+    return _shards_reduce(mean, x, dim, keepdim, dtype, group, lengths, device), rows
+
+
+def _shards_reduce(mean, x, dim, keepdim, dtype, group, lengths, device):
+    """The exact sharded sum (csrc/torch/sharded_exact.cpp), or redux.mean's
+    finish of it: the sum in the wide dtype, one division by the whole count
+    (0 elements give nan)."""
+    rank = dist.get_rank(group)
     if not mean:
-        return _exact_sum(x, dim, keepdim, dtype, group, lengths, device), rows
+        return torch.ops.redux._sum_shards(x, lengths, rank, dim, keepdim, dtype, group.group_name, device)
     out, wide = _mean_dtypes(x.dtype, dtype)
-    total = _exact_sum(x, dim, keepdim, wide, group, lengths, device)
-    return total.div(_mean_count(builtins.sum(lengths), x.shape, dim)).to(out), rows  # redux.mean's finish; 0 elements give nan
+    total = torch.ops.redux._sum_shards(x, lengths, rank, dim, keepdim, wide, group.group_name, device)
+    return total.div(_mean_count(builtins.sum(lengths), x.shape, dim)).to(out)
 
 
 @_exact.register_fake
@@ -366,102 +403,9 @@ def _exact_grad_backward(ctx, v):
 _exact_grad.register_autograd(_exact_grad_backward, setup_context=_exact_grad_setup)
 
 
-def _exact_sum(local, dims, keepdim, dtype, group, lengths, device):
-    """The exact sharded sum of this rank's shard, given every rank's dim-0
-    lengths: the one-device bits of the whole tensor's sum."""
-    rank = dist.get_rank(group)
-    offsets = [0]
-    for n in lengths:
-        offsets.append(offsets[-1] + n)
-    whole = [offsets[-1]] + list(local.shape[1:])
-    view, layout = torch.ops.redux._sum_sharding(local, whole, dims, dtype)
-    # the result's shape and dtype, by torch.sum's rules (the op's Meta kernel)
-    like = torch.ops.redux.sum(torch.empty(whole, dtype=local.dtype, device="meta"), dims, keepdim, dtype=dtype)
-    if layout[_FAMILY] < 0 or layout[_UNITS] < 2:
-        if layout[_ROLE] == 1 and layout[_FAMILY] == _ROWS:
-            # rows of a batch take their one-device tree (batch invariance)
-            out = torch.ops.redux.sum(view, [1], False, dtype=dtype).reshape(-1, 1)
-            result = _gather_outputs(out, lengths, layout, group, device)
-        else:
-            parts = _gather_rows(local, lengths, group, device)
-            result = torch.ops.redux.sum(torch.cat(parts).to(local.device), dims, keepdim, dtype=dtype)
-    elif layout[_ROLE] == 1:
-        partials = torch.ops.redux._sum_unit_partials(view, layout, 0, layout[_UNITS]) if view.shape[0] else None
-        out = (torch.ops.redux._sum_from_partials(partials, layout) if partials is not None
-               else torch.empty((0, layout[_INNER]), dtype=like.dtype, device=local.device))
-        result = _gather_outputs(out, lengths, layout, group, device)
-    else:
-        partials = _partials_of_shards(view, layout, [o * layout[_PER] for o in offsets], rank, group, device)
-        result = torch.ops.redux._sum_from_partials(partials.to(local.device), layout)
-    return result.reshape(like.shape)
-
-
 def _as_dtensor(result, mesh):
     from torch.distributed.tensor import DTensor, Replicate
     return DTensor.from_local(result, mesh, [Replicate()] * mesh.ndim, run_check=False)
-
-
-def _gather_outputs(out, lengths, layout, group, device):
-    """Kept dim 0 sharded: each rank's [slices, inner] outputs, in rank order."""
-    per = layout[_PER]
-    parts = _gather_rows(out, [n * per for n in lengths], group, device)
-    return torch.cat(parts).to(out.device)
-
-
-def _partials_of_shards(view, layout, bounds, rank, group, device):
-    """Reduced dim 0 sharded: rank r holds n-range [bounds[r], bounds[r+1]).
-    Returns every unit's partials [outer, units, inner, acc] in unit order:
-    whole units from their rank, units cut by a boundary from their pieces,
-    gathered raw and added here exactly as one device adds them."""
-    unit, units, n = layout[_UNIT], layout[_UNITS], layout[_N]
-    ranks = len(bounds) - 1
-
-    def whole_units(r):  # units lying wholly in rank r's range
-        a, b = bounds[r], bounds[r + 1]
-        u0 = -(-a // unit)
-        u1 = units if b == n else b // unit
-        return u0, max(u0, u1)
-
-    def pieces(r):  # rank r's n-ranges outside its whole units, cut at unit boundaries
-        a, b = bounds[r], bounds[r + 1]
-        u0, u1 = whole_units(r)
-        outside = [(a, b)] if u0 == u1 else [(a, u0 * unit), (min(u1 * unit, n), b)]
-        cut = []
-        for lo, hi in outside:
-            while lo < hi:
-                end = min(hi, (lo // unit + 1) * unit)
-                cut.append((lo, end))
-                lo = end
-        return cut
-
-    u0, u1 = whole_units(rank)
-    local = view.new_empty((view.shape[0], 0, view.shape[2], layout[_ACC]), dtype=torch.uint8)
-    if u1 > u0:
-        local = torch.ops.redux._sum_unit_partials(view[:, u0 * unit - bounds[rank]: min(u1 * unit, n) - bounds[rank]]
-                                                   .contiguous(), layout, u0, u1)
-    counts = [whole_units(r)[1] - whole_units(r)[0] for r in range(ranks)]
-    gathered = _gather_rows(local.transpose(0, 1).contiguous(), counts, group, device)
-    # raw elements of the cut units: every rank's pieces, concatenated along n
-    mine = [view[:, lo - bounds[rank]: hi - bounds[rank]] for lo, hi in pieces(rank)]
-    raw = torch.cat(mine, 1) if mine else view[:, :0]
-    piece_len = [builtins.sum(hi - lo for lo, hi in pieces(r)) for r in range(ranks)]
-    raws = _gather_rows(raw.transpose(0, 1).contiguous(), piece_len, group, device) if any(piece_len) else None
-
-    full = torch.empty((units,) + tuple(local.transpose(0, 1).shape[1:]), dtype=torch.uint8, device=device)
-    for r in range(ranks):
-        a, b = whole_units(r)
-        if b > a:
-            full[a:b] = gathered[r]
-    cut = {}
-    for r in range(ranks):
-        at = 0
-        for lo, hi in pieces(r):
-            cut.setdefault(lo // unit, []).append(raws[r][at: at + hi - lo])
-            at += hi - lo
-    for u, bits in sorted(cut.items()):
-        data = torch.cat(bits).transpose(0, 1).contiguous().to(view.device)
-        full[u] = torch.ops.redux._sum_unit_partials(data, layout, u, u + 1).transpose(0, 1)[0].to(device)
-    return full.transpose(0, 1).contiguous()
 
 
 def _register_dtensor_rules_when_loaded():

@@ -324,6 +324,37 @@ def check_rms_norm(rank, world, device):
     return failures
 
 
+def check_graph(rank, world, device):
+    """CUDA only: exact mode with known shard lengths (a DTensor) captured in
+    a CUDA graph; each replay on new data gives the one-device bits (no host
+    synchronisation inside, or the capture fails)."""
+    import redux.distributed as rd
+    from torch.distributed.tensor import DTensor, Shard, init_device_mesh
+    mesh = init_device_mesh("cuda", (world,))
+    failures = []
+    for shape, dim in (((300007,), None), ((9000, 300), [0]), ((16, 9000, 5), [1])):
+        first = whole(shape, torch.float32, 7, device)
+        held = first.chunk(world)[rank].clone()  # Shard(0)'s cut
+        dx = DTensor.from_local(held, mesh, [Shard(0)], run_check=False, shape=first.shape, stride=first.stride())
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                rd.sum(dx, dim)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = rd.sum(dx, dim).to_local()
+        for seed in (8, 9):
+            x = whole(shape, torch.float32, seed, device)
+            held.copy_(x.chunk(world)[rank])
+            graph.replay()
+            torch.cuda.synchronize()
+            if not torch.equal(out, torch.ops.redux.sum(x, dim)):
+                failures.append(f"graph {shape} dim={dim} seed {seed}: a replay differs from the one-device sum")
+    return failures
+
+
 def run(rank, world, backend, init_file, out_dir, checks, extra_cases=()):
     """Entry point of a spawned rank."""
     failures = []
@@ -338,7 +369,8 @@ def run(rank, world, backend, init_file, out_dir, checks, extra_cases=()):
         import redux  # noqa: F401  registers the ops and the DTensor rules
         for name in checks:
             fn = {"exact": check_exact, "dtensor": check_dtensor, "errors": check_errors, "autograd": check_autograd,
-                  "compile": check_compile, "rank_errors": check_rank_errors, "rms_norm": check_rms_norm}[name]
+                  "compile": check_compile, "rank_errors": check_rank_errors, "rms_norm": check_rms_norm,
+                  "graph": check_graph}[name]
             failures += fn(rank, world, device, extra_cases) if name == "exact" else fn(rank, world, device)
         dist.barrier()
         dist.destroy_process_group()

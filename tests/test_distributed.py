@@ -109,6 +109,14 @@ def test_partials_ops_check_their_arguments():
         torch.ops.redux._sum_sharding(x, [300007, 1], None, None)
     with pytest.raises(RuntimeError, match="only dim 0"):
         torch.ops.redux._sum_sharding(torch.randn(4, 5), [8, 6], None, None)
+    # the exact op checks its layout arguments before any collective
+    cpu = torch.device("cpu")
+    with pytest.raises(RuntimeError, match="argument 'rank' 1 is not a rank of 1"):
+        torch.ops.redux._sum_shards(x, [300007], 1, None, False, None, "0", cpu)
+    with pytest.raises(RuntimeError, match="argument 'lengths' has -1 rows on rank 1"):
+        torch.ops.redux._sum_shards(x, [300007, -1], 0, None, False, None, "0", cpu)
+    with pytest.raises(RuntimeError, match="where 'lengths' says 5"):
+        torch.ops.redux._sum_shards(x, [5, 300002], 0, None, False, None, "0", cpu)
 
 
 def gpus_for(world):
@@ -131,7 +139,7 @@ CUDA_CASES = [
 @pytest.mark.parametrize("world", [pytest.param(w, marks=gpus_for(w)) for w in (2, 3, 4)])
 def test_exact_sums_match_one_gpu_on_nccl(world):
     """Every rank count the machine has GPUs for (3 on a four-GPU machine)."""
-    spawn(world, "nccl", CHECKS + (["compile"] if world == 2 else []), extra_cases=CUDA_CASES)
+    spawn(world, "nccl", CHECKS + ["graph"] + (["compile"] if world == 2 else []), extra_cases=CUDA_CASES)
 
 
 DTENSOR_RULE_PROBE = """

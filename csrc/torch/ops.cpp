@@ -141,6 +141,11 @@ TORCH_LIBRARY(redux, m) {
   define(m, "_sum_sharding(Tensor x, int[] global_sizes, int[1]? dim, ScalarType? dtype) -> (Tensor, int[])");
   define(m, "_sum_unit_partials(Tensor view, int[] layout, int unit_begin, int unit_end) -> Tensor");
   define(m, "_sum_from_partials(Tensor partials, int[] layout) -> Tensor");
+  // The exact sum of the whole tensor from this rank's shard, given every
+  // rank's rows of dim 0: partials, one all-gather over the group, finish
+  // (sharded_exact.cpp).
+  define(m, "_sum_shards(Tensor x, int[] lengths, int rank, int[1]? dim, bool keepdim, ScalarType? dtype, "
+            "str group_name, Device comm_device) -> Tensor");
   // Internal, a harness facility (include/redux/probe.h): streams x once
   // (the read-bandwidth ceiling); not a sum. evict_first: the loads' hint;
   // pattern: "grid-stride" (resident blocks) or "pieces" (a block per 16 KB).

@@ -1,0 +1,243 @@
+// redux._sum_shards: the exact sum of a tensor cut along dim 0 over the ranks
+// of a process group, given every rank's number of rows: this rank's unit
+// partials, one all-gather (torch's functional collective, stream-ordered
+// and graph-capturable on NCCL), the one-device finish. No host sync.
+// Index arithmetic and byte copies only: the kernels (through the sharded
+// ops of sharded.cpp / sharded_cuda.cpp) do every addition.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <c10/util/accumulate.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sharded.h"
+
+namespace redux_shim {
+namespace {
+
+constexpr const char *kOp = "redux._sum_shards";
+
+using ShardingFn = std::tuple<at::Tensor, std::vector<int64_t>>(const at::Tensor &, at::IntArrayRef,
+                                                                 at::OptionalIntArrayRef,
+                                                                 std::optional<at::ScalarType>);
+using PartialsFn = at::Tensor(const at::Tensor &, at::IntArrayRef, int64_t, int64_t);
+using FinishFn = at::Tensor(const at::Tensor &, at::IntArrayRef);
+
+template <typename Fn>
+c10::TypedOperatorHandle<Fn> redux_op(const char *name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Fn>();
+}
+
+at::Tensor unit_partials(const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1) {
+  static const auto op = redux_op<PartialsFn>("redux::_sum_unit_partials");
+  return op.call(view, layout, u0, u1);
+}
+
+at::Tensor from_partials(const at::Tensor &partials, at::IntArrayRef layout) {
+  static const auto op = redux_op<FinishFn>("redux::_sum_from_partials");
+  return op.call(partials, layout);
+}
+
+// Every rank's `bytes` (1-D uint8 of one length on every rank), in rank
+// order: [world, length]. Boxed, so torch's own C++ types of the
+// functional collective's arguments do not matter.
+at::Tensor all_gather(const at::Tensor &bytes, int64_t world, const std::string &group) {
+  static const c10::OperatorHandle gather =
+      c10::Dispatcher::singleton().findSchemaOrThrow("_c10d_functional::all_gather_into_tensor", "");
+  static const c10::OperatorHandle wait = c10::Dispatcher::singleton().findSchemaOrThrow("_c10d_functional::wait_tensor", "");
+  torch::jit::Stack stack{bytes, world, group};
+  gather.callBoxed(&stack);
+  torch::jit::Stack waited{stack.at(0)};
+  wait.callBoxed(&waited);
+  return waited.at(0).toTensor().view({world, bytes.numel()});
+}
+
+// A buffer of `length` bytes on `comm` whose front holds the tensors'
+// bytes, one after another; `t` itself (no copy) where it is all of it.
+at::Tensor send_buffer(const std::vector<at::Tensor> &parts, int64_t length, c10::Device comm) {
+  if (parts.size() == 1 && parts[0].is_contiguous() && parts[0].device() == comm &&
+      parts[0].numel() * parts[0].element_size() == length)
+    return parts[0].view({-1}).view(at::kByte);
+  at::Tensor buffer = at::empty({length}, at::TensorOptions().dtype(at::kByte).device(comm));
+  int64_t at = 0;
+  for (const at::Tensor &t : parts) {
+    const int64_t n = t.numel() * t.element_size();
+    if (n == 0) continue;
+    buffer.narrow(0, at, n).view(t.scalar_type()).view(t.sizes()).copy_(t);
+    at += n;
+  }
+  return buffer;
+}
+
+// Bytes `[from, from + count * row)` of gathered row `r` as `count` rows of
+// `rest` elements of `dtype`, on `device`.
+at::Tensor rows_of(const at::Tensor &gathered, int64_t r, int64_t from, int64_t count, at::IntArrayRef rest,
+                   at::ScalarType dtype, c10::Device device) {
+  std::vector<int64_t> shape{count};
+  shape.insert(shape.end(), rest.begin(), rest.end());
+  const int64_t row_bytes = c10::multiply_integers(rest) * c10::elementSize(dtype);
+  return gathered[r].narrow(0, from, count * row_bytes).view(dtype).view(shape).to(device);
+}
+
+// Rows of dim 0, `lengths[r]` on rank r, gathered in rank order and joined.
+at::Tensor gather_rows(const at::Tensor &t, const std::vector<int64_t> &lengths, const std::string &group,
+                       c10::Device comm) {
+  const int64_t world = (int64_t)lengths.size();
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  const at::IntArrayRef rest = t.sizes().slice(1);
+  const int64_t row_bytes = c10::multiply_integers(rest) * t.element_size();
+  const at::Tensor gathered = all_gather(send_buffer({t}, longest * row_bytes, comm), world, group);
+  std::vector<at::Tensor> parts;
+  for (int64_t r = 0; r < world; ++r)
+    parts.push_back(rows_of(gathered, r, 0, lengths[r], rest, t.scalar_type(), t.device()));
+  return at::cat(parts);
+}
+
+// The n-ranges of rank r outside the units it holds whole, cut at unit
+// boundaries (at most one piece of a unit per rank).
+struct RankUnits {
+  int64_t a, b;    // its n-range
+  int64_t u0, u1;  // the units wholly inside it
+  std::vector<std::pair<int64_t, int64_t>> pieces;
+  int64_t piece_rows() const {
+    int64_t rows = 0;
+    for (const auto &[lo, hi] : pieces) rows += hi - lo;
+    return rows;
+  }
+};
+
+RankUnits rank_units(int64_t a, int64_t b, int64_t unit, int64_t units, int64_t n) {
+  RankUnits r{a, b, (a + unit - 1) / unit, b == n ? units : b / unit, {}};
+  r.u1 = std::max(r.u0, r.u1);
+  std::vector<std::pair<int64_t, int64_t>> outside;
+  if (r.u0 == r.u1) outside.emplace_back(a, b);
+  else outside = {{a, r.u0 * unit}, {std::min(r.u1 * unit, n), b}};
+  for (auto [lo, hi] : outside)
+    while (lo < hi) {
+      const int64_t end = std::min(hi, (lo / unit + 1) * unit);
+      r.pieces.emplace_back(lo, end);
+      lo = end;
+    }
+  return r;
+}
+
+// Reduced dim 0 sharded: every unit's partials in unit order, whole units
+// from the rank that holds them, a unit cut by a rank boundary from its
+// raw pieces (moved in the same all-gather), then the finish.
+at::Tensor sum_cut_n(const at::Tensor &view, at::IntArrayRef layout, const std::vector<int64_t> &lengths,
+                     int64_t rank, const std::string &group, c10::Device comm) {
+  const int64_t world = (int64_t)lengths.size();
+  const int64_t outer = layout[kOuter], n = layout[kN], inner = layout[kInner], unit = layout[kUnit],
+                units = layout[kUnits], acc = layout[kAccBytes], per = layout[kPerIndex];
+  const at::ScalarType in = scalar_type_of((redux_dtype)layout[kInType]);
+  const int64_t elem = (int64_t)c10::elementSize(in);
+  std::vector<RankUnits> ranks;
+  int64_t first = 0, longest = 0;
+  for (int64_t r = 0; r < world; ++r) {
+    ranks.push_back(rank_units(first * per, (first + lengths[r]) * per, unit, units, n));
+    first += lengths[r];
+    const RankUnits &k = ranks.back();
+    longest = std::max(longest, outer * inner * ((k.u1 - k.u0) * acc + k.piece_rows() * elem));
+  }
+  longest = (longest + 15) / 16 * 16;  // every rank's partials start 16-byte aligned
+  const RankUnits &me = ranks[rank];
+  std::vector<at::Tensor> mine;
+  if (me.u1 > me.u0)
+    mine.push_back(unit_partials(view.narrow(1, me.u0 * unit - me.a, std::min(me.u1 * unit, n) - me.u0 * unit)
+                                     .contiguous(),
+                                 layout, me.u0, me.u1));
+  for (const auto &[lo, hi] : me.pieces) mine.push_back(view.narrow(1, lo - me.a, hi - lo));
+  const at::Tensor gathered = all_gather(send_buffer(mine, longest, comm), world, group);
+
+  // The units in order: runs of whole units, and each cut unit from its pieces.
+  std::vector<at::Tensor> runs;
+  std::vector<std::vector<at::Tensor>> cut(units);
+  std::vector<int64_t> run_at(units, -1);
+  for (int64_t r = 0; r < world; ++r) {
+    const RankUnits &k = ranks[r];
+    const int64_t part_bytes = outer * (k.u1 - k.u0) * inner * acc;
+    if (k.u1 > k.u0) {
+      run_at[k.u0] = (int64_t)runs.size();
+      runs.push_back(rows_of(gathered, r, 0, outer, {k.u1 - k.u0, inner, acc}, at::kByte, view.device()));
+    }
+    int64_t at = part_bytes;
+    for (const auto &[lo, hi] : k.pieces) {
+      cut[lo / unit].push_back(rows_of(gathered, r, at, outer, {hi - lo, inner}, in, view.device()));
+      at += outer * (hi - lo) * inner * elem;
+    }
+  }
+  std::vector<at::Tensor> ordered;
+  for (int64_t u = 0; u < units;) {
+    if (run_at[u] >= 0) {
+      const at::Tensor &run = runs[run_at[u]];
+      ordered.push_back(run);
+      u += run.size(1);
+      continue;
+    }
+    TORCH_CHECK(!cut[u].empty(), kOp, ": internal: unit ", u, " is on no rank");
+    ordered.push_back(unit_partials(at::cat(cut[u], 1), layout, u, u + 1));
+    ++u;
+  }
+  return from_partials(ordered.size() == 1 ? ordered[0] : at::cat(ordered, 1), layout);
+}
+
+at::Tensor sum_shards(const at::Tensor &x, at::IntArrayRef lengths, int64_t rank, at::OptionalIntArrayRef dim,
+                      bool keepdim, std::optional<at::ScalarType> dtype, c10::string_view group_name,
+                      c10::Device comm) {
+  const int64_t world = (int64_t)lengths.size();
+  TORCH_CHECK(world >= 1 && rank >= 0 && rank < world, kOp, ": argument 'rank' ", rank, " is not a rank of ",
+              world);
+  TORCH_CHECK(x.dim() >= 1, kOp, ": argument 'x' is 0-dim: there is no dim 0 to be sharded on");
+  std::vector<int64_t> rows(lengths.begin(), lengths.end());
+  int64_t total = 0;
+  for (int64_t r = 0; r < world; ++r) {
+    TORCH_CHECK(rows[r] >= 0, kOp, ": argument 'lengths' has ", rows[r], " rows on rank ", r);
+    total += rows[r];
+  }
+  TORCH_CHECK(rows[rank] == x.size(0), kOp, ": argument 'x' has ", x.size(0), " rows of dim 0 where 'lengths' says ",
+              rows[rank], " for this rank");
+  std::vector<int64_t> whole(x.sizes().begin(), x.sizes().end());
+  whole[0] = total;
+  const at::Tensor whole_meta = at::empty(whole, x.options().device(at::kMeta));
+  const SumSpec spec = sum_spec(kOp, whole_meta, dim, dtype);
+  const std::vector<int64_t> shape = result_shape<int64_t>(whole, spec.reduced, keepdim);
+  const std::string group(group_name);
+
+  static const auto sharding = redux_op<ShardingFn>("redux::_sum_sharding");
+  const auto [view, layout] = sharding.call(x, whole, dim, dtype);
+  if (layout[kFamily] < 0)  // nothing to add: the whole tensor is empty
+    return sum_op().call(at::empty(whole, x.options()), dim, keepdim, dtype);
+  const bool kept0 = layout[kRole] == 1;
+  if (layout[kUnits] < 2) {
+    if (kept0 && layout[kFamily] == REDUX_ROWS) {  // rows of a batch keep their one-device tree
+      const std::vector<int64_t> over_n{1};
+      const at::Tensor out = sum_op().call(view, over_n, false, dtype).reshape({-1, 1});
+      std::vector<int64_t> slices;
+      for (int64_t n : rows) slices.push_back(n * layout[kPerIndex]);
+      return gather_rows(out, slices, group, comm).reshape(shape);
+    }
+    // one unit: the whole tensor on every rank, summed there
+    return sum_op().call(gather_rows(x.contiguous(), rows, group, comm), dim, keepdim, dtype);
+  }
+  if (kept0) {  // each rank's slices are whole problems: gather the outputs
+    const at::Tensor out =
+        view.size(0) > 0 ? from_partials(unit_partials(view, layout, 0, layout[kUnits]), layout)
+                         : at::empty({0, layout[kInner]}, x.options().dtype(scalar_type_of((redux_dtype)layout[kOutType])));
+    std::vector<int64_t> slices;
+    for (int64_t n : rows) slices.push_back(n * layout[kPerIndex]);
+    return gather_rows(out, slices, group, comm).reshape(shape);
+  }
+  return sum_cut_n(view, layout, rows, rank, group, comm).reshape(shape);
+}
+
+}  // namespace
+}  // namespace redux_shim
+
+TORCH_LIBRARY_IMPL(redux, CPU, m) { m.impl("_sum_shards", &redux_shim::sum_shards); }
+#ifdef REDUX_WITH_CUDA
+TORCH_LIBRARY_IMPL(redux, CUDA, m) { m.impl("_sum_shards", &redux_shim::sum_shards); }
+#endif
