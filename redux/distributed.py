@@ -201,6 +201,11 @@ def _local_problem(op, local, dims, keepdim, dtype):
         return problem
     if local.dim() == 0:
         return ValueError, "argument 'x' is 0-dim: there is no dim 0 to be sharded on"
+    compiling = torch.compiler.is_compiling()
+    key = None if compiling else (op, tuple(local.shape), local.dtype, None if dims is None else tuple(dims),
+                                  bool(keepdim), dtype)
+    if key in _VALID:
+        return None
     try:
         meta = torch.empty(local.shape, dtype=local.dtype, device="meta")
     except (RuntimeError, TypeError, NotImplementedError):
@@ -209,16 +214,39 @@ def _local_problem(op, local, dims, keepdim, dtype):
         (torch.ops.redux.mean if op == "mean" else torch.ops.redux.sum)(meta, dims, keepdim, dtype=dtype)
     except _ERRORS as e:
         return type(e) if type(e) in _ERRORS else RuntimeError, str(e).strip()
+    if key is not None:
+        if len(_VALID) >= 256:
+            _VALID.clear()
+        _VALID.add(key)
     return None
+
+
+_VALID = set()  # (op, shape, dtype, dims, keepdim, out dtype) the Meta kernel accepted: it decides on these alone
 
 
 _ERRORS = (ValueError, TypeError, IndexError, RuntimeError, NotImplementedError)
 _MESSAGE_BYTES = 240  # of a rank's error message carried to every rank
 
 
+def _group_facts(group):
+    """(this process's rank in `group`, whether its backend is NCCL): the
+    c10d lookups cost more than a collective's launch; kept per group
+    object (held, so a new group is a new key)."""
+    facts = _GROUPS.get(group)
+    if facts is None:
+        facts = (dist.get_rank(group), dist.get_backend(group) == "nccl")
+        if len(_GROUPS) >= 64:
+            _GROUPS.clear()
+        _GROUPS[group] = facts
+    return facts
+
+
+_GROUPS = {}
+
+
 def _comm_device(x, group):
     """Where the collectives' buffers live: CUDA for NCCL, else the CPU."""
-    if dist.get_backend(group) != "nccl":
+    if not _group_facts(dist.group.WORLD if group is None else group)[1]:
         return torch.device("cpu")
     if isinstance(x, torch.Tensor) and x.device.type == "cuda":
         return x.device
@@ -328,7 +356,7 @@ def _shards_reduce(mean, x, dim, keepdim, dtype, group, lengths, device):
     """The exact sharded sum (csrc/torch/sharded_exact.cpp), or redux.mean's
     finish of it: the sum in the wide dtype, one division by the whole count
     (0 elements give nan)."""
-    rank = dist.get_rank(group)
+    rank = _group_facts(group)[0]
     if not mean:
         return torch.ops.redux._sum_shards(x, lengths, rank, dim, keepdim, dtype, group.group_name, device)
     out, wide = _mean_dtypes(x.dtype, dtype)

@@ -200,16 +200,17 @@ def lockstep_gradcheck(rank, local, fn):
     each of its forward calls with their own shards unchanged (gradcheck
     perturbs one element at a time: every rank doing it at once would mix
     their perturbations). True on every rank when it passed."""
-    verdict = torch.zeros(1)
+    # on the shards' device: NCCL broadcasts CUDA tensors only
+    verdict = torch.zeros(1, device=local.device)
     if rank == 0:
         def leading(t):
-            dist.broadcast(torch.ones(1), 0)
+            dist.broadcast(torch.ones(1, device=local.device), 0)
             return fn(t)
         ok = torch.autograd.gradcheck(leading, (local,))
-        dist.broadcast(torch.zeros(1), 0)
+        dist.broadcast(torch.zeros(1, device=local.device), 0)
         verdict.fill_(2 if ok else 3)
     else:
-        go = torch.zeros(1)
+        go = torch.zeros(1, device=local.device)
         while True:
             dist.broadcast(go, 0)
             if go.item() == 0:

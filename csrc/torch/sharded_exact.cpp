@@ -125,6 +125,20 @@ RankUnits rank_units(int64_t a, int64_t b, int64_t unit, int64_t units, int64_t 
   return r;
 }
 
+// True when the gathered bytes, rank after rank, are already every unit's
+// partials in unit order: no rank holds a piece of a unit, and every rank
+// before the last that holds units fills its `longest` bytes with them.
+bool whole_units_in_place(const std::vector<RankUnits> &ranks, int64_t longest, int64_t unit_bytes) {
+  int64_t last = -1;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (!ranks[r].pieces.empty()) return false;
+    if (ranks[r].u1 > ranks[r].u0) last = (int64_t)r;
+  }
+  for (int64_t r = 0; r < last; ++r)
+    if ((ranks[r].u1 - ranks[r].u0) * unit_bytes != longest) return false;
+  return last >= 0;
+}
+
 // Reduced dim 0 sharded: every unit's partials in unit order, whole units
 // from the rank that holds them, a unit cut by a rank boundary from its
 // raw pieces (moved in the same all-gather), then the finish.
@@ -152,6 +166,10 @@ at::Tensor sum_cut_n(const at::Tensor &view, at::IntArrayRef layout, const std::
                                  layout, me.u0, me.u1));
   for (const auto &[lo, hi] : me.pieces) mine.push_back(view.narrow(1, lo - me.a, hi - lo));
   const at::Tensor gathered = all_gather(send_buffer(mine, longest, comm), world, group);
+  if (outer == 1 && whole_units_in_place(ranks, longest, inner * acc))  // rank order is unit order, no gaps
+    return from_partials(gathered.view({-1}).narrow(0, 0, units * inner * acc).view({1, units, inner, acc})
+                             .to(view.device()),
+                         layout);
 
   // The units in order: runs of whole units, and each cut unit from its pieces.
   std::vector<at::Tensor> runs;
