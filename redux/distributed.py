@@ -253,21 +253,6 @@ def _comm_device(x, group):
     return torch.device("cuda", torch.cuda.current_device())
 
 
-def _gather_rows(t, lengths, group, device):
-    """all_gather of tensors equal but for dim 0, whose per-rank lengths are
-    `lengths`: padded to the longest, then cut back; returns the list. They
-    travel as bytes: every dtype moves exactly, also those a backend cannot
-    gather (gloo has no int16 or unsigned ones)."""
-    longest = max(lengths)
-    rest = tuple(t.shape[1:])
-    row_bytes = math.prod(rest) * t.element_size()
-    pad = torch.zeros((longest, row_bytes), dtype=torch.uint8, device=device)
-    pad[: t.shape[0]] = t.to(device).contiguous().view(torch.uint8).reshape(t.shape[0], row_bytes)
-    parts = [torch.empty_like(pad) for _ in lengths]
-    dist.all_gather(parts, pad, group=group)
-    return [p[:n].view(t.dtype).reshape((n,) + rest) for p, n in zip(parts, lengths)]
-
-
 def _digest(value):
     """The same small integer for the same value on every rank (hash() is
     salted per process)."""
@@ -289,21 +274,23 @@ def _agree(op, local, dims, keepdim, dtype, group, device, problem):
         meta = [1 + _ERRORS.index(problem[0])] + [0] * (5 + _META_DIMS)
         text = problem[1].encode()[:_MESSAGE_BYTES]
     row = torch.cat([torch.tensor(meta, dtype=torch.int64).view(torch.uint8),
-                     torch.tensor(list(text.ljust(_MESSAGE_BYTES, b"\0")), dtype=torch.uint8)])
-    rows = _gather_rows(row[None], [1] * dist.get_world_size(group), group, device)
-    table = torch.cat(rows).cpu()
-    ints = table[:, : row.numel() - _MESSAGE_BYTES].contiguous().view(torch.int64)
-    for rank in range(table.shape[0]):
-        if ints[rank, 0] != 0:
-            message = bytes(table[rank, -_MESSAGE_BYTES:].tolist()).rstrip(b"\0").decode(errors="ignore")
-            raise _ERRORS[int(ints[rank, 0]) - 1](f"{where}: on rank {rank} of {table.shape[0]}: {message}")
-    mine = ints[dist.get_rank(group)]
+                     torch.frombuffer(bytearray(text.ljust(_MESSAGE_BYTES, b"\0")), dtype=torch.uint8)])
+    world = dist.get_world_size(group)
+    table = torch.empty(world * row.numel(), dtype=torch.uint8, device=device)  # flat: gloo wants the same dims
+    dist.all_gather_into_tensor(table, row.to(device), group=group)
+    table = table.view(world, -1).cpu()  # the one host synchronisation: the lengths decide the next collective
+    ints = table[:, : row.numel() - _MESSAGE_BYTES].contiguous().view(torch.int64).tolist()  # Python ints: no tensor op per rank
     for rank, other in enumerate(ints):
-        if other[1] != mine[1] or other[2] != mine[2] or other[4:].ne(mine[4:]).any():
+        if other[0] != 0:
+            message = bytes(table[rank, -_MESSAGE_BYTES:].tolist()).rstrip(b"\0").decode(errors="ignore")
+            raise _ERRORS[other[0] - 1](f"{where}: on rank {rank} of {world}: {message}")
+    mine = ints[_group_facts(dist.group.WORLD if group is None else group)[0]]
+    for rank, other in enumerate(ints):
+        if other[1:3] != mine[1:3] or other[4:] != mine[4:]:
             raise ValueError(f"{where}: argument 'x' differs across ranks: rank {rank} has another dtype, number "
                              "of dims, size of a dim other than 0, or other dim/keepdim/dtype arguments than this "
                              "rank (only dim 0 may differ)")
-    return [int(v) for v in ints[:, 3]]
+    return [other[3] for other in ints]
 
 
 def _group_named(name):
