@@ -27,11 +27,15 @@ collective), compile with torch.compile(fullgraph=True) as one custom op,
 and check every rank's input in their first collective, so that an
 invalid input on one rank raises the same error on every rank.
 
-Cost: when every shard boundary falls on a unit boundary (``unit_of``),
-only partials move (a few KB to MB). A boundary inside a unit moves that
-unit's raw elements on the two sides of it (at most one unit per boundary),
-so the bits stay exact. A problem of one unit (short reductions) gathers
-the shards and sums them whole. Every path is deterministic and exact.
+The work is one C++ op, ``redux._sum_shards`` (csrc/torch/sharded_exact.cpp):
+this rank's partials, one all-gather, the finish. When every shard boundary
+falls on a unit boundary (``unit_of``), only partials move (a few KB to MB).
+A boundary inside a unit moves that unit's raw elements on the two sides of
+it (at most one unit per boundary) in the same all-gather, so the bits stay
+exact. A problem of one unit (short reductions) gathers the shards and sums
+them whole. A DTensor's shard lengths come from its metadata: one
+collective, no host synchronisation, capturable in a CUDA graph. A plain
+shard's lengths come from a first, small all-gather read on the host.
 """
 import builtins
 import importlib.abc
