@@ -14,7 +14,8 @@
 #                  switch  test_switch test_versus
 #                  multi   test_distributed (two GPUs for its NCCL tests)
 #                  rest    every other file
-#                PYTEST_ARGS are passed on (e.g. "-n 8" with pytest-xdist).
+#                PYTEST_ARGS are passed on, split as the shell splits words, quotes
+#                kept (e.g. "-n 8" with pytest-xdist, or "-m 'compile or not compile'").
 #   leaderboard  python -m leaderboard -> $OUT/leaderboard/
 #   shapes       python -m leaderboard shapes (the performance targets)
 #   versus       python -m leaderboard versus with the two comparison entries
@@ -65,13 +66,13 @@ slice_files() {  # the test files of slice $1, one per line
   fi
 }
 if has test; then
+  eval "pytest_args=(${PYTEST_ARGS:-})"
   if [[ -n ${SLICE:-} ]]; then
     files=$(slice_files "$SLICE") || exit 2
     # shellcheck disable=SC2086
-    python3 -m pytest $files -q -ra ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest_$SLICE.log" | tail -${TEST_TAIL:-8}
+    python3 -m pytest $files -q -ra "${pytest_args[@]}" 2>&1 | tee "$OUT/pytest_$SLICE.log" | tail -${TEST_TAIL:-8}
   else
-    # shellcheck disable=SC2086
-    python3 -m pytest tests -q -ra --ignore=tests/test_archs.py ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" |
+    python3 -m pytest tests -q -ra --ignore=tests/test_archs.py "${pytest_args[@]}" 2>&1 | tee "$OUT/pytest.log" |
       tail -${TEST_TAIL:-8}
   fi
 fi
