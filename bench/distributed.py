@@ -203,8 +203,9 @@ def rank_main(rank, world, init_file, iters, out_path, device):
             lines.append(f"{name:<20} {label:<9} {cells} {sent:>10,} " + " ".join(f"{'yes' if s else 'no':>5}" for s in same))
     if rank == 0:
         where = f"{world} x {torch.cuda.get_device_name()}" if device == "cuda" else f"{world} CPU ranks (gloo)"
-        text = [f"{where}, torch {torch.__version__}, median of {iters}; us and x allreduce for: one call on an idle "
-                "GPU, one of 10 back to back, a CUDA graph's replay",
+        timings = ("one call on an idle GPU, one of 10 back to back, a CUDA graph's replay" if device == "cuda"
+                   else "one call (the other two need a GPU)")
+        text = [f"{where}, torch {torch.__version__}, median of {iters}; us and x allreduce for: {timings}",
                 f"{'tensor':<20} {'method':<9} {'one call':>12}{'in a row':>12}{'graph':>12} {'B sent':>10} "
                 f"{'=redux':>5} {'=torch':>5}"] + lines
         print("\n".join(text), flush=True)
