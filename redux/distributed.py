@@ -48,6 +48,8 @@ from typing import List, Optional, Tuple
 import torch
 import torch.distributed as dist
 
+from . import _C
+
 __all__ = ["sum", "mean", "unit_of"]
 
 # Layout fields of torch.ops.redux._sum_sharding (csrc/torch/sharded.h).
@@ -320,9 +322,13 @@ def _mean_count(rows, shard_shape, dim):
 
 
 def _mean_dtypes(x_dtype, dtype):
-    """(result dtype, the sum's dtype) of redux.mean (csrc/torch/mean.cpp)."""
+    """(result dtype, the sum's dtype) of redux.mean, for a valid call."""
     out = dtype or x_dtype
-    return out, torch.float64 if out in (torch.float32, torch.float64) else torch.float32
+    return out, _MEAN_SUM_DTYPE[out]
+
+
+# redux.mean's result dtype -> its sum's dtype: the shim's rule (plan.h mean_sum_dtype)
+_MEAN_SUM_DTYPE = {getattr(torch, out): getattr(torch, wide) for out, wide in _C.mean_dtypes()}
 
 
 @torch.library.custom_op("redux::_distributed_reduce", mutates_args=())

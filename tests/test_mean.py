@@ -86,3 +86,16 @@ def test_mean_opcheck(device):
     x = random_tensor((6, 9), torch.float32, device, seed=8)
     torch.library.opcheck(torch.ops.redux.mean.default, (x, [1], True))
     torch.library.opcheck(torch.ops.redux.mean.default, (x,), {"dtype": torch.float64})
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_mean_dtype_table_is_the_rule_the_op_follows(device):
+    """redux._C.mean_dtypes() (read by redux.distributed.mean) names the
+    sum's dtype of each result dtype: the op's bits are that sum, divided
+    once, rounded once."""
+    table = redux._C.mean_dtypes()
+    assert {out for out, _ in table} == {"float32", "float64", "float16", "bfloat16"}
+    for out, wide in table:
+        x = random_tensor((37, 1001), getattr(torch, out), device, seed=5)
+        summed = torch.ops.redux.sum(x, [1], dtype=getattr(torch, wide))
+        assert torch.equal(torch.ops.redux.mean(x, [1]), summed.div(1001).to(x.dtype)), (out, wide)

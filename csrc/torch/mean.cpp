@@ -23,8 +23,7 @@ at::Tensor mean_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool k
   TORCH_CHECK(floating, kOp, ": argument '", dtype.has_value() ? "dtype" : "self", "' has dtype ",
               out, ", which is not supported (expected float32, float64, float16 or bfloat16; like torch.mean, "
               "the mean of integers needs a floating-point 'dtype')");
-  const at::ScalarType wide = (out == at::kFloat || out == at::kDouble) ? at::kDouble : at::kFloat;
-  const at::Tensor total = sum_op().call(self, dim, keepdim, wide);
+  const at::Tensor total = sum_op().call(self, dim, keepdim, mean_sum_dtype(out));
   c10::SymInt count = 1;
   for (int64_t d : reduced_dims(kOp, self, dim)) count = count * self.sym_size(d);
   // 0 elements: 0 / 0 = nan, as torch.mean gives.

@@ -79,8 +79,30 @@ PyObject *dtypes_table(PyObject *, PyObject *) {
   return pair;
 }
 
+// redux._C.mean_dtypes(): ((result dtype, the sum's dtype), ...) of
+// redux.mean for every floating result, as torch spells them.
+PyObject *mean_dtypes_table(PyObject *, PyObject *) {
+  PyObject *rows = PyList_New(0);
+  if (rows == nullptr) return nullptr;
+  for (at::ScalarType t : redux_shim::kReadDtypes) {
+    if (!redux_shim::to_redux(t).has_value() || !at::isFloatingType(t)) continue;
+    const std::string out(c10::getDtypeNames(t).first), wide(c10::getDtypeNames(redux_shim::mean_sum_dtype(t)).first);
+    PyObject *row = Py_BuildValue("(ss)", out.c_str(), wide.c_str());
+    if (row == nullptr || PyList_Append(rows, row) != 0) {
+      Py_XDECREF(row);
+      Py_DECREF(rows);
+      return nullptr;
+    }
+    Py_DECREF(row);
+  }
+  PyObject *table = PyList_AsTuple(rows);
+  Py_DECREF(rows);
+  return table;
+}
+
 PyMethodDef kMethods[] = {
     {"dtypes", dtypes_table, METH_NOARGS, "(input dtypes redux reads, dtypes a sum gives), as torch's names."},
+    {"mean_dtypes", mean_dtypes_table, METH_NOARGS, "((mean's result dtype, its sum's dtype), ...), torch's names."},
     {"variants", variants_table, METH_NOARGS, "The variants table: (rung, name, deterministic, general, idea) rows."},
     {"sum", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::eager_sum)), METH_FASTCALL,
      "redux.sum's eager entry: sum(input, dim, keepdim, dtype) through the dispatcher (eager.cpp)."},

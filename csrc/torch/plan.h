@@ -35,6 +35,13 @@ bool is_supported_input(at::ScalarType t);
 // float16, bfloat16, int64), else none: the one list of result dtypes.
 std::optional<redux_dtype> to_redux(at::ScalarType t);
 
+// redux.mean's sum dtype for its result dtype: float64 for float32 and
+// float64 results, float32 for float16 and bfloat16 (mean.cpp; Python
+// reads it through redux._C.mean_dtypes()).
+inline at::ScalarType mean_sum_dtype(at::ScalarType out) {
+  return (out == at::kFloat || out == at::kDouble) ? at::kDouble : at::kFloat;
+}
+
 const c10::TypedOperatorHandle<SumFn> &sum_op();
 const c10::TypedOperatorHandle<SumFn> &mean_op();
 
