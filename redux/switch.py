@@ -53,6 +53,18 @@ on their next call, under the new setting), and the pass's uuid keys the
 on-disk caches, so code compiled under one setting is never run under the
 other. For a compiled model, turn it on once (enable()) rather than around
 each step.
+
+With other overrides: torch keeps one Python override per op and dispatch
+key. The switch takes the aten sum and mean overloads above at CPU and
+CUDA; where another library already holds one, enable() raises naming the
+op and the file and line that registered it, and installs nothing. A
+batch-invariant matmul (overrides of aten::mm, addmm, bmm, ...) takes other
+ops: register it before or after enable(), and both stay in force. If that
+library also overrides mean or sum (some carry a mean of their own), leave
+those out of it and let the switch take them: redux's reductions over
+trailing dims are batch-invariant already. Together they make a model's
+per-sample results independent of the batch size; the switch alone does not
+make matmuls batch-invariant.
 """
 import contextlib
 import sys

@@ -3,6 +3,8 @@ kernels (redux/switch.py), their fallbacks, scope, gradients, the
 batch-invariance and run-to-run guarantees, torch.compile and CUDA graphs."""
 import threading
 
+import warnings
+
 import pytest
 import torch
 
@@ -287,6 +289,48 @@ def test_cuda_graph_capture_and_replay_under_the_switch():
         with redux.enabled():
             expect = (x + k).sum(-1) + (x + k).mean(0).sum()
         assert torch.equal(static_out, expect)
+
+
+def test_a_matmul_override_and_the_switch_are_both_in_force():
+    """A batch-invariant matmul library's way in (a Python override of
+    aten::mm) and the switch take different ops: each stays in force,
+    registered before or after the other, and each removal leaves the
+    other working."""
+    calls = []
+
+    def row_by_row_mm(a, b):  # a stand-in for a batch-invariant matmul: one row at a time, through bmm
+        calls.append(a.shape)
+        return torch.cat([torch.ops.aten.bmm(a[i:i + 1][None], b[None])[0] for i in range(a.shape[0])])
+
+    def override_mm():
+        lib = torch.library.Library("aten", "IMPL")
+        with warnings.catch_warnings():  # torch warns that a kernel is overridden: the point here
+            warnings.simplefilter("ignore")
+            lib.impl("mm", row_by_row_mm, "CPU")
+        return lib
+
+    w = random_tensor((6, 5), torch.float32, "cpu", seed=13)
+    x = random_tensor((4, 6), torch.float32, "cpu", seed=14)
+    step = lambda: torch.mm(x, w).square().mean()  # noqa: E731
+    for matmul_first in (True, False):
+        matmul = None
+        try:
+            if matmul_first:
+                matmul = override_mm()
+            with redux.enabled():
+                if not matmul_first:
+                    matmul = override_mm()
+                calls.clear()
+                names = ops_called(step)
+                assert calls == [(4, 6)] and "redux::mean" in names
+            calls.clear()
+            assert "redux::mean" not in ops_called(step) and calls == [(4, 6)]  # the switch off, the matmul on
+        finally:
+            if matmul is not None:
+                matmul._destroy()
+    calls.clear()
+    with redux.enabled():
+        assert "redux::mean" in ops_called(step) and not calls
 
 
 def test_a_conflicting_override_names_the_op_and_installs_nothing():
