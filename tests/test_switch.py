@@ -2,7 +2,6 @@
 kernels (redux/switch.py), their fallbacks, scope, gradients, the
 batch-invariance and run-to-run guarantees, torch.compile and CUDA graphs."""
 import threading
-
 import warnings
 
 import pytest
