@@ -25,6 +25,10 @@
 #                in test, benchmark and leaderboard modes
 #   bench        bench/reads.cu, bench/full_sum.cu, bench/families.cu -> $OUT/bench.txt
 #   sweep        bench/sweep.sh for each family in SWEEP (default "cols rows")
+#   dist         the NCCL tests (every rank count the machine has GPUs for, up
+#                to 4), then bench/distributed.py at 2 ranks and at the
+#                machine's GPU count (at most 4) -> $OUT/distributed.txt
+#   model        bench/llama_step.py on the GPU -> $OUT/llama_step.txt
 # REQUIRE_GPU=TEXT runs nothing (exit 3) unless the GPU's name holds TEXT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -116,4 +120,18 @@ if has sweep; then
   for fam in ${SWEEP:-cols rows}; do
     bash bench/sweep.sh "$fam" 2>&1 | tee "$OUT/sweep_$fam.txt" | grep -E "^(==|cols|rows|sum|FAIL)"
   done
+fi
+if has dist; then
+  python3 -m pytest tests/test_distributed.py -q -ra -p no:cacheprovider -k nccl 2>&1 | tee "$OUT/pytest_nccl.log" |
+    tail -4
+  gpus=$(nvidia-smi --list-gpus | wc -l)
+  for r in $(printf "%s\n" 2 $((gpus < 4 ? gpus : 4)) | sort -u); do
+    (( r >= 2 && r <= gpus )) || continue
+    python3 bench/distributed.py --ranks "$r" --out "$OUT/distributed_$r.txt" > "$OUT/distributed_$r.log" 2>&1
+    echo "bench/distributed.py --ranks $r exit=$?"
+    [[ -f $OUT/distributed_$r.txt ]] && cat "$OUT/distributed_$r.txt" >> "$OUT/distributed.txt"
+  done
+fi
+if has model; then
+  python3 bench/llama_step.py --device cuda 2>&1 | tee "$OUT/llama_step.txt" | tail -30
 fi
