@@ -136,9 +136,10 @@ CUDA_CASES = [
 ]
 
 
-@pytest.mark.parametrize("world", [pytest.param(w, marks=gpus_for(w)) for w in (2, 3, 4)])
+@pytest.mark.parametrize("world", [pytest.param(w, marks=gpus_for(w)) for w in (1, 2, 3, 4)])
 def test_exact_sums_match_one_gpu_on_nccl(world):
-    """Every rank count the machine has GPUs for (3 on a four-GPU machine)."""
+    """Every rank count the machine has GPUs for (1 on any GPU machine, 3 on
+    a four-GPU machine)."""
     spawn(world, "nccl", CHECKS + ["graph"] + (["compile"] if world == 2 else []), extra_cases=CUDA_CASES)
 
 
