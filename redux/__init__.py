@@ -52,7 +52,7 @@ from . import batching, distributed
 distributed._register_dtensor_rules_when_loaded()
 batching.register()
 
-__all__ = ["__version__", "sum", "mean", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
+__all__ = ["__version__", "sum", "mean", "var", "std", "var_mean", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
            "has_cuda_kernels"]
 
 
@@ -135,6 +135,33 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     if isinstance(dim, int):
         dim = [dim]
     return _MEAN(input, dim, keepdim) if dtype is None else _MEAN(input, dim, keepdim, dtype=dtype)
+
+
+def var(input, dim=None, *, correction=None, keepdim=False):
+    """torch.var with redux's guarantees: torch.ops.redux.var, the same bits.
+
+    Two passes on redux.sum: the mean in the wide dtype (fp64 for float32
+    and float64, fp32 for float16 and bfloat16), then the sum of squared
+    deviations from it in that dtype, divided once by max(0, N - correction)
+    (correction 1 by default) and rounded once. Floating-point and complex
+    inputs (complex: the variances of both parts, added), like torch.var.
+    The bits depend only on the values, shape, layout and dtype; rows over
+    trailing dims are batch-invariant. Differentiable.
+    """
+    return torch.ops.redux.var(input, [dim] if isinstance(dim, int) else dim, correction=correction, keepdim=keepdim)
+
+
+def std(input, dim=None, *, correction=None, keepdim=False):
+    """torch.std: the square root of redux.var, taken in the wide dtype
+    before the one rounding (torch.ops.redux.std)."""
+    return torch.ops.redux.std(input, [dim] if isinstance(dim, int) else dim, correction=correction, keepdim=keepdim)
+
+
+def var_mean(input, dim=None, *, correction=None, keepdim=False):
+    """torch.var_mean: (redux.var, redux.mean) from the same passes; the
+    mean has redux.mean's bits (torch.ops.redux.var_mean)."""
+    return torch.ops.redux.var_mean(input, [dim] if isinstance(dim, int) else dim, correction=correction,
+                                    keepdim=keepdim)
 
 
 def has_cuda_kernels():

@@ -142,6 +142,15 @@ TORCH_LIBRARY(redux, m) {
   // torch.mean's signature and semantics, on redux::sum (mean.cpp).
   m.def("mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag});
+  // torch.var's, torch.std's and torch.var_mean's signatures and semantics,
+  // two passes on redux::sum (var.cpp).
+  for (const char *name : {"var", "std"})
+    define(m, std::string(name) +
+                  "(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+           {at::Tag::pt2_compliant_tag});
+  define(m, "var_mean(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
+            "(Tensor, Tensor)",
+         {at::Tag::pt2_compliant_tag});
   // Internal: the same op with the grid (CUDA blocks) or the number of CPU
   // work pieces forced; grid=0 chooses as redux::sum does. Tests use it to
   // prove the result bits do not depend on the grid.

@@ -1,0 +1,83 @@
+// redux::var, redux::std, redux::var_mean: torch.var's semantics in two
+// passes on redux::sum. The mean is the sum in the mean's wide dtype (fp64
+// for float32/float64, fp32 for float16/bfloat16) divided once, as
+// redux::mean computes it; the deviations from it are formed in the wide
+// dtype and their squares summed by redux::sum in that dtype; one division
+// by max(0, N - correction), one rounding to the result dtype. Complex
+// inputs: the variances of the real and imaginary parts, added (torch's
+// definition). CompositeImplicitAutograd: autograd, Meta and torch.compile
+// come from redux::sum and torch's elementwise ops.
+#include <torch/library.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "plan.h"
+
+namespace redux_shim {
+namespace {
+
+// (variance, mean) of a real floating tensor; the mean keeps the reduced
+// dims when keepdim.
+std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                                                 const std::optional<at::Scalar> &correction, bool keepdim,
+                                                 bool want_sqrt) {
+  const at::ScalarType out = self.scalar_type();
+  const at::ScalarType wide = mean_sum_dtype(out);
+  const std::vector<int64_t> reduced = reduced_dims(op, self, dim);
+  c10::SymInt count = 1;
+  for (int64_t d : reduced) count = count * self.sym_size(d);
+  const at::Tensor mean = sum_op().call(self, dim, true, wide).div(c10::Scalar(count));
+  const at::Tensor deviation = self.sub(mean);  // in the wide dtype (type promotion)
+  const at::Tensor squares = sum_op().call(deviation.mul(deviation), dim, keepdim, std::nullopt);
+  // torch's divisor: max(0, N - correction), correction 1 by default. N as a
+  // number: under torch.compile this specializes on it.
+  const double n = (double)count.guard_int(__FILE__, __LINE__);
+  at::Tensor var = squares.div(std::max(0.0, n - correction.value_or(at::Scalar(1)).toDouble()));
+  if (want_sqrt) var = var.sqrt();
+  const at::Tensor m = keepdim ? mean : mean.squeeze(reduced);
+  return {var.to(out), m.to(out)};
+}
+
+std::tuple<at::Tensor, at::Tensor> var_mean_of(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                                               const std::optional<at::Scalar> &correction, bool keepdim,
+                                               bool want_sqrt) {
+  TORCH_CHECK(self.defined(), op, ": argument 'self' is an undefined tensor");
+  if (self.is_complex()) {
+    TORCH_CHECK(self.scalar_type() != at::kComplexHalf, op, ": argument 'self' has dtype ", self.scalar_type(),
+                ", which is not supported (expected complex64 or complex128, as torch.var's CPU kernels)");
+    const auto [var_re, mean_re] = real_var_mean(op, at::real(self), dim, correction, keepdim, false);
+    const auto [var_im, mean_im] = real_var_mean(op, at::imag(self), dim, correction, keepdim, false);
+    const at::Tensor var = var_re.add(var_im);
+    return {want_sqrt ? var.sqrt() : var, at::complex(mean_re, mean_im)};
+  }
+  const at::ScalarType t = self.scalar_type();
+  TORCH_CHECK(at::isFloatingType(t) && to_redux(t).has_value(), op, ": argument 'self' has dtype ", t,
+              ", which is not supported (expected float32, float64, float16, bfloat16 or a complex dtype of them; "
+              "like torch.var, integers are refused)");
+  return real_var_mean(op, self, dim, correction, keepdim, want_sqrt);
+}
+
+at::Tensor var_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar> &correction,
+                    bool keepdim) {
+  return std::get<0>(var_mean_of("redux.var", self, dim, correction, keepdim, false));
+}
+
+at::Tensor std_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar> &correction,
+                    bool keepdim) {
+  return std::get<0>(var_mean_of("redux.std", self, dim, correction, keepdim, true));
+}
+
+std::tuple<at::Tensor, at::Tensor> var_mean_impl(const at::Tensor &self, at::OptionalIntArrayRef dim,
+                                                 const std::optional<at::Scalar> &correction, bool keepdim) {
+  return var_mean_of("redux.var_mean", self, dim, correction, keepdim, false);
+}
+
+}  // namespace
+}  // namespace redux_shim
+
+TORCH_LIBRARY_IMPL(redux, CompositeImplicitAutograd, m) {
+  m.impl("var", &redux_shim::var_impl);
+  m.impl("std", &redux_shim::std_impl);
+  m.impl("var_mean", &redux_shim::var_mean_impl);
+}

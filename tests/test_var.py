@@ -1,0 +1,136 @@
+"""torch.ops.redux.var / std / var_mean: torch.var's semantics in two passes
+on redux's sum, against torch and an fp64 reference on random data with an
+offset; their determinism, batch invariance, gradients and torch
+integration."""
+import zlib
+
+import pytest
+import torch
+
+import redux
+from conftest import DEVICES, random_tensor
+
+SHAPES_DIMS = [((1000,), None), ((7, 1025), [1]), ((7, 1025), [0]), ((3, 5, 257), [-1]), ((3, 5, 257), [0, 2]),
+               ((2, 3, 4, 5), [1, 3]), ((), None), ((6, 4), [])]
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+def same(a, b):
+    """Equal bits, nan included."""
+    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(a.isnan(), b.isnan()) and torch.equal(
+        a.nan_to_num(0.0), b.nan_to_num(0.0))
+
+
+def close_to_fp64(got, x, op, dim, correction, keepdim):
+    """Within an ulp or two of the result dtype from torch's fp64 answer
+    (float64 results: within the fp64 answer's own error, a few dozen ulps)."""
+    want = getattr(torch, op)(x.double().cpu(), dim, correction=correction, keepdim=keepdim)
+    got = got.double().cpu()
+    finite = torch.isfinite(want)
+    assert torch.equal(torch.isfinite(got), finite) and torch.equal(got[~finite].isnan(), want[~finite].isnan())
+    eps = torch.finfo(x.dtype).eps * (64 if x.dtype == torch.float64 else 2)
+    assert ((got - want).abs()[finite] <= eps * want.abs()[finite] + 1e-300).all(), (got, want)
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0")  # torch's, for its own var
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape,dim", SHAPES_DIMS)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_var_std_var_mean_match_torch_and_the_fp64_answer(device, dtype, shape, dim, keepdim):
+    x = random_tensor(shape, dtype, device, seed=zlib.crc32(repr((shape, dim, keepdim)).encode()) % 1000)
+    for correction in (None, 0, 1, 2.5):
+        var = torch.ops.redux.var(x, dim, correction=correction, keepdim=keepdim)
+        std = torch.ops.redux.std(x, dim, correction=correction, keepdim=keepdim)
+        var2, mean = torch.ops.redux.var_mean(x, dim, correction=correction, keepdim=keepdim)
+        want = torch.var(x, dim, correction=correction, keepdim=keepdim)
+        for got in (var, std, var2, mean):
+            assert got.shape == want.shape and got.dtype == want.dtype and got.device == x.device
+        assert same(var, var2)
+        close_to_fp64(var, x, "var", dim, correction, keepdim)
+        close_to_fp64(std, x, "std", dim, correction, keepdim)
+        # the mean of var_mean is redux.mean's, bit for bit
+        assert same(mean, torch.ops.redux.mean(x, dim, keepdim))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_edge_values_give_torchs_answers(device):
+    x = random_tensor((4, 9), torch.float32, device, seed=3)
+    cases = {
+        "empty": x[:, :0],
+        "one element, correction 1": x[:, :1],
+        "inf": torch.cat([x, torch.full((4, 1), float("inf"), device=device)], 1),
+        "nan": torch.cat([x, torch.full((4, 1), float("nan"), device=device)], 1),
+        "constant": torch.full((4, 9), 3.25, device=device),
+    }
+    for what, t in cases.items():
+        for op in ("var", "std"):
+            got, want = getattr(torch.ops.redux, op)(t, [1]), getattr(torch, op)(t, [1])
+            torch.testing.assert_close(got, want, equal_nan=True, msg=f"{op} of {what}")
+    assert torch.equal(torch.ops.redux.var(torch.full((5,), 3.25, device=device)), torch.zeros((), device=device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_complex_is_the_variance_of_both_parts(device):
+    x = torch.complex(random_tensor((5, 300), torch.float32, device, seed=4),
+                      random_tensor((5, 300), torch.float32, device, seed=5))
+    var, mean = torch.ops.redux.var_mean(x, [1], correction=0)
+    want_var, want_mean = torch.var_mean(x, [1], correction=0)
+    assert var.dtype == torch.float32 and mean.dtype == torch.complex64
+    torch.testing.assert_close(var, want_var)
+    torch.testing.assert_close(mean, want_mean)
+    torch.testing.assert_close(torch.ops.redux.std(x), torch.std(x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bad_inputs_raise_torchs_error_types(device):
+    for dtype in (torch.int64, torch.int32, torch.bool):
+        with pytest.raises(RuntimeError, match=r"redux.var: argument 'self' has dtype"):
+            torch.ops.redux.var(torch.ones(3, 4, dtype=dtype, device=device))
+        with pytest.raises(RuntimeError):
+            torch.var(torch.ones(3, 4, dtype=dtype, device=device))
+    x = random_tensor((3, 4), torch.float32, device, seed=6)
+    with pytest.raises(IndexError):
+        torch.ops.redux.std(x, [2])
+    with pytest.raises(IndexError):
+        torch.std(x, [2])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bits_are_batch_invariant_and_thread_independent(device):
+    x = random_tensor((8, 3001), torch.float32, device, seed=7)
+    whole = torch.ops.redux.var(x, [1])
+    for i in (0, 5):
+        assert torch.equal(torch.ops.redux.var(x[i:i + 1], [1]), whole[i:i + 1])
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        alone = torch.ops.redux.var_mean(x, [0])
+    finally:
+        torch.set_num_threads(threads)
+    assert all(torch.equal(a, b) for a, b in zip(alone, torch.ops.redux.var_mean(x, [0])))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradients_and_torch_integration(device):
+    x = random_tensor((3, 4, 5), torch.float64, device, seed=8).requires_grad_()
+    for dim, correction in ((None, None), ([1], 0), ([0, 2], 2)):
+        assert torch.autograd.gradcheck(lambda t: torch.ops.redux.var(t, dim, correction=correction), (x,))
+        assert torch.autograd.gradcheck(lambda t: torch.ops.redux.std(t, dim, correction=correction), (x,))
+        assert torch.autograd.gradcheck(lambda t: torch.ops.redux.var_mean(t, dim, correction=correction), (x,))
+    y = random_tensor((6, 40), torch.float32, device, seed=9)
+    for op in (torch.ops.redux.var.default, torch.ops.redux.std.default, torch.ops.redux.var_mean.default):
+        torch.library.opcheck(op, (y, [1]), {"correction": 0, "keepdim": True})
+        torch.library.opcheck(op, (y,), {})
+    per_row = torch.vmap(lambda t: torch.ops.redux.var(t, [0], correction=0))(y)
+    assert same(per_row, torch.ops.redux.var(y, [1], correction=0))
+    compiled = torch.compile(lambda t: torch.ops.redux.var_mean(t * 1.5, [1], keepdim=True), fullgraph=True)
+    eager = torch.ops.redux.var_mean(y * 1.5, [1], keepdim=True)
+    assert all(torch.equal(a, b) for a, b in zip(compiled(y), eager))
+
+
+def test_python_entries_are_the_ops():
+    x = random_tensor((5, 33), torch.float32, "cpu", seed=10)
+    assert torch.equal(redux.var(x, 1, correction=0), torch.ops.redux.var(x, [1], correction=0))
+    assert torch.equal(redux.std(x, keepdim=True), torch.ops.redux.std(x, keepdim=True))
+    assert all(torch.equal(a, b) for a, b in zip(redux.var_mean(x, [0]), torch.ops.redux.var_mean(x, [0])))
