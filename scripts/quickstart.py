@@ -31,7 +31,7 @@ TORCH_VERSION = "2.11.0"
 # CUDA 13.0 build; the CUDA 12 builds and the CPU-only build are on the
 # PyTorch index.
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
-DEPENDENCIES = ["pytest", "numpy", "matplotlib", "setuptools>=77,<82", "wheel", "ninja"]  # torch 2.11 wants setuptools<82
+DEPENDENCIES = ["pytest", "expecttest", "numpy", "matplotlib", "setuptools>=77,<82", "wheel", "ninja"]  # torch 2.11 wants setuptools<82
 
 
 def nvcc_version():
