@@ -52,7 +52,8 @@ from . import batching, distributed
 distributed._register_dtensor_rules_when_loaded()
 batching.register()
 
-__all__ = ["__version__", "sum", "mean", "var", "std", "var_mean", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
+__all__ = ["__version__", "sum", "mean", "var", "std", "var_mean", "logsumexp", "softmax", "log_softmax",
+           "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
            "has_cuda_kernels"]
 
 
@@ -162,6 +163,28 @@ def var_mean(input, dim=None, *, correction=None, keepdim=False):
     mean has redux.mean's bits (torch.ops.redux.var_mean)."""
     return torch.ops.redux.var_mean(input, [dim] if isinstance(dim, int) else dim, correction=correction,
                                     keepdim=keepdim)
+
+
+def logsumexp(input, dim, keepdim=False):
+    """torch.logsumexp with redux's guarantees (torch.ops.redux.logsumexp):
+    the sum of exp(x - max) by redux.sum in the wide dtype (fp64 for float32
+    and float64, fp32 for float16 and bfloat16), its log plus the max, one
+    rounding. Integer inputs give the default floating dtype, as torch's.
+    Differentiable."""
+    return torch.ops.redux.logsumexp(input, [dim] if isinstance(dim, int) else dim, keepdim)
+
+
+def softmax(input, dim, *, dtype=None):
+    """torch.softmax with redux's guarantees (torch.ops.redux.softmax): exp(x
+    - max) in the wide dtype over its sum by redux.sum, one rounding. Rows
+    are batch-invariant. Differentiable."""
+    return torch.ops.redux.softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """torch.log_softmax with redux's guarantees (torch.ops.redux.log_softmax):
+    x - max - log(sum(exp(x - max))) in the wide dtype, one rounding."""
+    return torch.ops.redux.log_softmax(input, dim, dtype)
 
 
 def has_cuda_kernels():

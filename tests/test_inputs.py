@@ -68,7 +68,11 @@ def _entries(x, out):
     yield "torch.ops.redux.mean", lambda: torch.ops.redux.mean(x, **kw), lambda: torch.mean(x, **kw)
     yield "redux.mean", lambda: redux.mean(x, 1, **kw), lambda: torch.mean(x, 1, **kw)
     yield "_sum_grid", lambda: torch.ops.redux._sum_grid(x, [1], False, out, 3), lambda: torch.sum(x, [1], **kw)
-    if out is None:  # torch.var and torch.std have no dtype argument
+    yield "torch.ops.redux.softmax", lambda: torch.ops.redux.softmax(x, 1, out), lambda: torch.softmax(x, 1, out)
+    if out is None:  # torch.var, torch.std and torch.logsumexp have no dtype argument
+        yield "redux.logsumexp", lambda: redux.logsumexp(x, 1), lambda: torch.logsumexp(x, 1)
+        yield "torch.ops.redux.log_softmax", lambda: torch.ops.redux.log_softmax(x, 0), \
+            lambda: torch.log_softmax(x, 0)
         yield "torch.ops.redux.var", lambda: torch.ops.redux.var(x, [1]), lambda: torch.var(x, [1])
         yield "redux.std", lambda: redux.std(x, keepdim=True), lambda: torch.std(x, keepdim=True)
         yield "torch.ops.redux.var_mean", lambda: torch.ops.redux.var_mean(x, [0], correction=0)[1], \

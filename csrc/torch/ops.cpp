@@ -151,6 +151,12 @@ TORCH_LIBRARY(redux, m) {
   define(m, "var_mean(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
             "(Tensor, Tensor)",
          {at::Tag::pt2_compliant_tag});
+  // torch.logsumexp's, torch.softmax's and torch.log_softmax's signatures
+  // and semantics, on redux::sum (exp_sums.cpp).
+  define(m, "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});
+  for (const char *name : {"softmax", "log_softmax"})
+    define(m, std::string(name) + "(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+           {at::Tag::pt2_compliant_tag});
   // Internal: the same op with the grid (CUDA blocks) or the number of CPU
   // work pieces forced; grid=0 chooses as redux::sum does. Tests use it to
   // prove the result bits do not depend on the grid.
