@@ -66,6 +66,10 @@ def test_bad_inputs_raise_errors_naming_the_argument(device):
         torch.ops.redux.log_softmax(torch.complex(x, x), 1)
     with pytest.raises(RuntimeError, match="redux.logsumexp: argument 'self' is complex"):
         torch.ops.redux.logsumexp(torch.complex(x, x), [1])
+    with pytest.raises(RuntimeError, match="redux.softmax: argument 'dtype' has dtype"):
+        torch.ops.redux.softmax(x, 1, torch.float8_e4m3fn)
+    with pytest.raises(RuntimeError, match="redux.softmax: argument 'self' has dtype"):
+        torch.ops.redux.softmax(x.cpu().to(torch.float8_e5m2).to(device), 1, torch.float32)
     with pytest.raises(IndexError):
         torch.ops.redux.softmax(x, 2)
     with pytest.raises(IndexError):

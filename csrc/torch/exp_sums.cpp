@@ -57,6 +57,8 @@ at::Tensor softmax_of(const char *op, const at::Tensor &self, int64_t dim, std::
   TORCH_CHECK(self.defined(), op, ": argument 'self' is an undefined tensor");
   // the dtype is checked before any conversion: a cast to some dtypes (float8, sub-byte) fails in torch's kernels
   check_floating(op, dtype.value_or(self.scalar_type()), dtype.has_value() ? "dtype" : "self");
+  TORCH_CHECK(is_supported_input(self.scalar_type()), op, ": argument 'self' has dtype ", self.scalar_type(),
+              ", which redux does not read (expected a floating, integer or bool tensor)");
   const at::Tensor x = dtype.has_value() ? self.to(*dtype) : self;
   const std::vector<int64_t> reduced = reduced_dims(op, x, std::vector<int64_t>{dim});
   if (x.sym_numel() == 0) return x.clone();
