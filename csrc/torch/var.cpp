@@ -44,7 +44,9 @@ std::tuple<at::Tensor, at::Tensor> var_mean_of(const char *op, const at::Tensor 
                                                bool want_sqrt) {
   TORCH_CHECK(self.defined(), op, ": argument 'self' is an undefined tensor");
   if (self.is_complex()) {
-    TORCH_CHECK(self.scalar_type() != at::kComplexHalf, op, ": argument 'self' has dtype ", self.scalar_type(),
+    // a listed few, as everywhere in redux: a complex dtype torch adds later is refused until it is listed
+    TORCH_CHECK(self.scalar_type() == at::kComplexFloat || self.scalar_type() == at::kComplexDouble, op,
+                ": argument 'self' has dtype ", self.scalar_type(),
                 ", which is not supported (expected complex64 or complex128, as torch.var's CPU kernels)");
     const auto [var_re, mean_re] = real_var_mean(op, at::real(self), dim, correction, keepdim, false);
     const auto [var_im, mean_im] = real_var_mean(op, at::imag(self), dim, correction, keepdim, false);
