@@ -52,24 +52,33 @@ CPU_CASES = [
 ]
 
 
-def timed(fn, iters, device):
-    """Median us of one call started on an idle GPU (barrier, sync first):
-    the host's work before the first kernel counts in full."""
+def gpu_us(run, iters):
+    """Median us of `run()` between two CUDA events, each on idle GPUs
+    (barrier, sync first); also the last run's return value."""
     times = []
     for _ in range(iters):
         dist.barrier()
-        if device == "cpu":
-            start = time.perf_counter_ns()
-            out = fn()
-            times.append((time.perf_counter_ns() - start) / 1e3)
-            continue
         torch.cuda.synchronize()
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        out = fn()
+        out = run()
         stop.record()
         torch.cuda.synchronize()
         times.append(start.elapsed_time(stop) * 1e3)
+    return statistics.median(times), out
+
+
+def timed(fn, iters, device):
+    """Median us of one call started on idle devices: the host's work
+    before the first kernel counts in full."""
+    if device != "cpu":
+        return gpu_us(fn, iters)
+    times = []
+    for _ in range(iters):
+        dist.barrier()
+        start = time.perf_counter_ns()
+        out = fn()
+        times.append((time.perf_counter_ns() - start) / 1e3)
     return statistics.median(times), out
 
 
@@ -77,18 +86,10 @@ def timed_in_a_row(fn, iters, calls=10):
     """Median us per call of `calls` calls issued back to back, as a model's
     step issues them: the host runs ahead, its work hides behind the GPU's
     where the GPU's is longer."""
-    times = []
-    for _ in range(iters):
-        dist.barrier()
-        torch.cuda.synchronize()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
+    def in_a_row():
         for _ in range(calls):
             fn()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop) * 1e3 / calls)
-    return statistics.median(times)
+    return gpu_us(in_a_row, iters)[0] / calls
 
 
 def timed_graph(fn, iters):
@@ -103,17 +104,7 @@ def timed_graph(fn, iters):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         fn()
-    times = []
-    for _ in range(iters):
-        dist.barrier()
-        torch.cuda.synchronize()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop) * 1e3)
-    return statistics.median(times)
+    return gpu_us(graph.replay, iters)[0]
 
 
 # Captured in a CUDA graph: the methods with no host synchronisation (exact
