@@ -128,11 +128,8 @@ def _run(op, x, dims, keepdim, dtype, group, lengths):
     collective on a fast link)."""
     if torch.compiler.is_compiling() or (x.requires_grad and torch.is_grad_enabled()):
         return _exact(x, dims, keepdim, dtype, "" if group is None else group.group_name, lengths, op == "mean")[0]
-    group = dist.group.WORLD if group is None else group
-    device = _comm_device(x, group)
-    if lengths is None:
-        lengths = _agree(op, x, dims, keepdim, dtype, group, device, _local_problem(op, x, dims, keepdim, dtype))
-    return _shards_reduce(op == "mean", x, dims, keepdim, dtype, group, lengths, device)
+    return _shards_reduce(op == "mean", x, dims, keepdim, dtype, dist.group.WORLD if group is None else group,
+                          lengths)[0]
 
 
 def _dtensor_type():
@@ -341,24 +338,25 @@ def _exact(x: torch.Tensor, dim: Optional[List[int]], keepdim: bool, dtype: Opti
     (a DTensor's): one collective; else the first collective checks every
     rank's input and learns them."""
     group = _group_named(group_name)
+    out, lengths = _shards_reduce(mean, x, dim, keepdim, dtype, group, lengths)
+    return out, torch.tensor([builtins.sum(lengths[: _group_facts(group)[0]]), builtins.sum(lengths)])
+
+
+def _shards_reduce(mean, x, dim, keepdim, dtype, group, lengths):
+    """(the exact sharded sum (csrc/torch/sharded_exact.cpp) or redux.mean's
+    finish of it, the dim-0 lengths). lengths None: the first collective
+    checks every rank's input and learns them. A mean is the sum in the
+    wide dtype, one division by the whole count (0 elements give nan)."""
     device = _comm_device(x, group)
-    op = "mean" if mean else "sum"
     if lengths is None:
+        op = "mean" if mean else "sum"
         lengths = _agree(op, x, dim, keepdim, dtype, group, device, _local_problem(op, x, dim, keepdim, dtype))
-    rows = torch.tensor([builtins.sum(lengths[: dist.get_rank(group)]), builtins.sum(lengths)])
-    return _shards_reduce(mean, x, dim, keepdim, dtype, group, lengths, device), rows
-
-
-def _shards_reduce(mean, x, dim, keepdim, dtype, group, lengths, device):
-    """The exact sharded sum (csrc/torch/sharded_exact.cpp), or redux.mean's
-    finish of it: the sum in the wide dtype, one division by the whole count
-    (0 elements give nan)."""
     rank = _group_facts(group)[0]
     if not mean:
-        return torch.ops.redux._sum_shards(x, lengths, rank, dim, keepdim, dtype, group.group_name, device)
+        return torch.ops.redux._sum_shards(x, lengths, rank, dim, keepdim, dtype, group.group_name, device), lengths
     out, wide = _mean_dtypes(x.dtype, dtype)
     total = torch.ops.redux._sum_shards(x, lengths, rank, dim, keepdim, wide, group.group_name, device)
-    return total.div(_mean_count(builtins.sum(lengths), x.shape, dim)).to(out)
+    return total.div(_mean_count(builtins.sum(lengths), x.shape, dim)).to(out), lengths
 
 
 @_exact.register_fake
