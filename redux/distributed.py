@@ -20,6 +20,11 @@ dim 0; pieces may differ in length, as torch.chunk's or DTensor Shard(0)'s
 do); every other dim is whole on every rank. A DTensor input must be
 ``Shard(0)`` on one mesh dim and ``Replicate`` on the others.
 
+``redux.distributed.cross_entropy`` is a vocabulary-parallel cross-entropy
+built on it: the logits' vocab dim sharded over the ranks, its logsumexp's
+sum over the vocab done in exact mode, so the loss has the same bits at any
+rank count.
+
 ``redux.distributed.mean`` gives ``torch.ops.redux.mean``'s bits the same
 way (the sum in the wider dtype, one division). Both are differentiable
 (a shard's gradient is the output's gradient broadcast onto it, no
@@ -50,7 +55,7 @@ import torch.distributed as dist
 
 from . import _C
 
-__all__ = ["sum", "mean", "unit_of"]
+__all__ = ["sum", "mean", "cross_entropy", "unit_of"]
 
 # Layout fields of torch.ops.redux._sum_sharding (csrc/torch/sharded.h).
 _FAMILY, _OUTER, _N, _INNER, _UNIT, _UNITS, _ACC, _ROLE, _PER = range(9)
@@ -290,7 +295,8 @@ def _agree(op, local, dims, keepdim, dtype, group, device, problem):
     mine = ints[_group_facts(dist.group.WORLD if group is None else group)[0]]
     for rank, other in enumerate(ints):
         if other[1:3] != mine[1:3] or other[4:] != mine[4:]:
-            raise ValueError(f"{where}: argument 'x' differs across ranks: rank {rank} has another dtype, number "
+            raise ValueError(f"{where}: argument '{'logits' if op == 'cross_entropy' else 'x'}' differs across "
+                             f"ranks: rank {rank} has another dtype, number "
                              "of dims, size of a dim other than 0, or other dim/keepdim/dtype arguments than this "
                              "rank (only dim 0 may differ)")
     return [other[3] for other in ints]
@@ -424,6 +430,126 @@ def _exact_grad_backward(ctx, v):
 
 
 _exact_grad.register_autograd(_exact_grad_backward, setup_context=_exact_grad_setup)
+
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def cross_entropy(logits, target, *, ignore_index=-100, reduction="mean", group=None):
+    """Vocabulary-parallel cross-entropy: F.cross_entropy(whole_logits,
+    target) with the vocab dim of the logits sharded over the ranks of
+    `group` (None: the default group).
+
+    logits: (tokens, vocab piece), this rank's contiguous piece of the vocab,
+    pieces in rank order (any lengths, empty ones included); float32,
+    float64, float16 or bfloat16. target: (tokens,) int64 class ids into the
+    whole vocab (or ignore_index), the same on every rank. Returns the loss
+    (per token for reduction="none"), the same on every rank.
+
+    Every value is computed in the mean's wide dtype (fp64 for float32
+    logits) and rounded once. The row maxima and the target logits are
+    exact (a maximum over ranks); the sum of exp(logit - max) over the
+    vocab is exact mode's sum, so the loss has the same bits at every rank
+    count and shard lengths: those of the one-device formula
+        m = logits.amax(1) (0 where not finite), in the wide dtype
+        s = torch.ops.redux.sum((logits - m[:, None]).exp().t().contiguous(), [0])
+        loss = log(s) + m - logits[i, target[i]]
+    reduced by torch.ops.redux.sum over the tokens (divided by the number of
+    tokens not ignored for "mean"). Three collectives, one read on the host
+    (the shard lengths, with every rank's input checked: an invalid input on
+    one rank raises the same error on every rank). Differentiable with
+    respect to the logits (softmax minus one-hot, no collective)."""
+    where = "redux.distributed.cross_entropy"
+    if not dist.is_available() or not dist.is_initialized():
+        raise RuntimeError(f"{where}: no process group: call torch.distributed.init_process_group first")
+    if group is None:
+        group = dist.group.WORLD
+    problem = _cross_entropy_problem(logits, target, ignore_index, reduction)
+    device = _comm_device(logits if problem is None else None, group)
+    lengths = _agree("cross_entropy", None if problem else logits.t(), [0], False, None, group, device, problem)
+    vocab, rank = builtins.sum(lengths), _group_facts(group)[0]
+    if target.numel() and bool(((target != ignore_index) & ((target < 0) | (target >= vocab))).any()):
+        # the same target on every rank: every rank raises this
+        raise IndexError(f"{where}: argument 'target' has a class id outside [0, {vocab}) that is not "
+                         f"ignore_index ({ignore_index})")
+    start = builtins.sum(lengths[:rank])
+    return _VocabParallelCrossEntropy.apply(logits, target, ignore_index, reduction, group, lengths, start)
+
+
+def _cross_entropy_problem(logits, target, ignore_index, reduction):
+    """(exception type, message) for an invalid call on this rank, else None."""
+    problem = _front_problem(logits)
+    if problem:
+        return problem
+    if not isinstance(target, torch.Tensor):
+        return TypeError, f"argument 'target' must be a Tensor, got {type(target).__name__}"
+    if logits.dim() != 2:
+        return ValueError, f"argument 'logits' must be 2-D (tokens, vocab piece), got {logits.dim()}-D"
+    if logits.dtype not in _MEAN_SUM_DTYPE or not logits.dtype.is_floating_point:
+        return TypeError, (f"argument 'logits' has dtype {logits.dtype} (expected float32, float64, float16 or "
+                           "bfloat16)")
+    if target.dtype != torch.int64 or target.shape != logits.shape[:1]:
+        return ValueError, (f"argument 'target' must be int64 of shape ({logits.shape[0]},) (one class id per "
+                            f"token), got {target.dtype} of shape {tuple(target.shape)}")
+    if target.device != logits.device:
+        return ValueError, f"argument 'target' is on {target.device} and 'logits' on {logits.device}"
+    if reduction not in _REDUCTIONS:
+        return ValueError, f"argument 'reduction' must be one of {_REDUCTIONS}, got {reduction!r}"
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, int):
+        return TypeError, f"argument 'ignore_index' must be an int, got {type(ignore_index).__name__}"
+    return None
+
+
+class _VocabParallelCrossEntropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index, reduction, group, lengths, start):
+        wide = _MEAN_SUM_DTYPE[logits.dtype]
+        tokens, width = logits.shape
+        local = (target >= start) & (target < start + width)
+        valid = target != ignore_index
+        # one all-reduce (max) of [row maxima; target logits, -inf off this rank]: both exact
+        both = torch.full((2, tokens), -math.inf, dtype=wide, device=logits.device)
+        if width:
+            both[0] = logits.amax(1)
+            picked = logits.gather(1, (target - start).clamp(0, width - 1).unsqueeze(1)).squeeze(1)
+            both[1] = picked.to(wide).masked_fill(~local, -math.inf)
+        both = both.to(_comm_device(logits, group))
+        dist.all_reduce(both, dist.ReduceOp.MAX, group=group)
+        both = both.to(logits.device)
+        shift = both[0].masked_fill(~both[0].isfinite(), 0)
+        exps = torch.empty((width, tokens), dtype=wide, device=logits.device)  # the vocab as dim 0: exact mode's cut
+        torch.sub(logits.t(), shift, out=exps).exp_()
+        sums = _run("sum", exps, [0], False, None, group, lengths)
+        lse = sums.log().add(shift)
+        loss = torch.where(valid, lse - both[1], torch.zeros((), dtype=wide, device=logits.device))
+        count = valid.sum()
+        if reduction == "sum":
+            out = torch.ops.redux.sum(loss)
+        elif reduction == "mean":
+            out = torch.ops.redux.sum(loss).div(count)
+        else:
+            out = loss
+        ctx.save_for_backward(logits, target, lse, count)
+        ctx.ignore_index, ctx.reduction, ctx.start = ignore_index, reduction, start
+        return out.to(logits.dtype)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        logits, target, lse, count = ctx.saved_tensors
+        width = logits.shape[1]
+        wide = lse.dtype
+        scale = grad.to(wide).expand(target.shape)
+        if ctx.reduction == "mean":
+            scale = scale.div(count)
+        valid = target != ctx.ignore_index
+        scale = scale.masked_fill(~valid, 0)
+        probs = logits.to(wide).sub(lse.unsqueeze(1)).exp_()
+        local = valid & (target >= ctx.start) & (target < ctx.start + width)
+        if width:
+            probs.scatter_add_(1, (target - ctx.start).clamp(0, width - 1).unsqueeze(1),
+                               local.to(wide).neg().unsqueeze(1))
+        return probs.mul_(scale.unsqueeze(1)).to(logits.dtype), None, None, None, None, None, None
 
 
 def _as_dtensor(result, mesh):

@@ -325,6 +325,78 @@ def check_rms_norm(rank, world, device):
     return failures
 
 
+def one_device_cross_entropy(logits, target, ignore_index, reduction):
+    """The formula redux.distributed.cross_entropy documents, on the whole
+    logits on one device."""
+    wide = torch.float64 if logits.dtype in (torch.float32, torch.float64) else torch.float32
+    shift = logits.amax(1).to(wide)
+    shift = shift.masked_fill(~shift.isfinite(), 0)
+    sums = torch.ops.redux.sum((logits.to(wide) - shift[:, None]).exp().t().contiguous(), [0])
+    picked = logits.gather(1, target.clamp(0, logits.shape[1] - 1)[:, None]).squeeze(1).to(wide)
+    valid = target != ignore_index
+    loss = torch.where(valid, sums.log() + shift - picked, torch.zeros((), dtype=wide, device=logits.device))
+    if reduction == "sum":
+        loss = torch.ops.redux.sum(loss)
+    elif reduction == "mean":
+        loss = torch.ops.redux.sum(loss).div(valid.sum())
+    return loss.to(logits.dtype)
+
+
+def check_cross_entropy(rank, world, device):
+    """Vocabulary-parallel cross-entropy: the loss has the one-device bits at
+    every rank count (uneven and empty vocab pieces, ignored tokens), is
+    close to F.cross_entropy, and so are its gradients; a bad input on one
+    rank raises on every rank."""
+    import torch.nn.functional as F
+    import redux.distributed as rd
+    failures = []
+    tokens = 37
+    for vocab, dtype in ((50000 + 7, torch.float32), (3001, torch.bfloat16), (world + 2, torch.float64)):
+        logits = whole((tokens, vocab), dtype, 21 + vocab, device)
+        target = torch.randint(0, max(vocab, 1), (tokens,), generator=torch.Generator().manual_seed(vocab)).to(device)
+        target[::5] = -100
+        cut = [vocab * r // world for r in range(world + 1)]
+        if world > 1:
+            cut[1] = cut[0]  # rank 0's piece empty where there are several ranks
+        piece = logits[:, cut[rank]:cut[rank + 1]].clone().requires_grad_()
+        for reduction in ("mean", "sum", "none"):
+            want = one_device_cross_entropy(logits, target, -100, reduction)
+            got = rd.cross_entropy(piece, target, reduction=reduction)
+            what = f"cross_entropy vocab={vocab} {dtype} {reduction}"
+            if got.dtype != dtype or got.shape != want.shape or not torch.equal(got, want):
+                failures.append(f"{what}: differs from the one-device formula")
+            torch_loss = F.cross_entropy(logits.double(), target, reduction=reduction)
+            if not torch.allclose(got.double(), torch_loss, rtol=1e-2 if dtype == torch.bfloat16 else 1e-6):
+                failures.append(f"{what}: {got} is not close to F.cross_entropy's {torch_loss}")
+            whole_logits = logits.double().clone().requires_grad_()
+            F.cross_entropy(whole_logits, target, reduction=reduction).sum().backward()
+            piece.grad = None
+            got.sum().backward()
+            want_grad = whole_logits.grad[:, cut[rank]:cut[rank + 1]]
+            if not torch.allclose(piece.grad.double(), want_grad, rtol=1e-2 if dtype == torch.bfloat16 else 1e-6,
+                                  atol=1e-3 if dtype == torch.bfloat16 else 1e-12):
+                failures.append(f"{what}: the gradient is not close to F.cross_entropy's")
+    logits = whole((tokens, 100), torch.float32, 5, device)
+    for culprit in range(world):
+        for bad, error in (({"logits": logits[0]}, ValueError), ({"target": torch.zeros(tokens, device=device)},
+                                                                 ValueError)):
+            args = {"logits": logits, "target": torch.zeros(tokens, dtype=torch.int64, device=device)}
+            if rank == culprit:
+                args.update(bad)
+            try:
+                rd.cross_entropy(args["logits"], args["target"])
+                failures.append(f"cross_entropy: a bad {list(bad)[0]} on rank {culprit} raised nothing on {rank}")
+            except error as e:
+                if f"on rank {culprit} of {world}" not in str(e):
+                    failures.append(f"cross_entropy: the error does not name rank {culprit}: {e}")
+    try:
+        rd.cross_entropy(logits, torch.full((tokens,), 100 * world, dtype=torch.int64, device=device))
+        failures.append("cross_entropy: a class id past the vocab raised nothing")
+    except IndexError:
+        pass
+    return failures
+
+
 def check_graph(rank, world, device):
     """CUDA only: exact mode with known shard lengths (a DTensor) captured in
     a CUDA graph; each replay on new data gives the one-device bits (no host
@@ -371,6 +443,7 @@ def run(rank, world, backend, init_file, out_dir, checks, extra_cases=()):
         for name in checks:
             fn = {"exact": check_exact, "dtensor": check_dtensor, "errors": check_errors, "autograd": check_autograd,
                   "compile": check_compile, "rank_errors": check_rank_errors, "rms_norm": check_rms_norm,
+                  "cross_entropy": check_cross_entropy,
                   "graph": check_graph}[name]
             failures += fn(rank, world, device, extra_cases) if name == "exact" else fn(rank, world, device)
         dist.barrier()

@@ -43,7 +43,7 @@ def spawn(world, backend, checks, extra_cases=()):
         assert not reports, "\n".join(reports)
 
 
-CHECKS = ["exact", "dtensor", "errors", "autograd", "rank_errors", "rms_norm"]
+CHECKS = ["exact", "dtensor", "errors", "autograd", "rank_errors", "rms_norm", "cross_entropy"]
 
 
 @pytest.mark.parametrize("world", [1, 2, 3, 4, 8])
