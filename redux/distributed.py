@@ -152,7 +152,8 @@ def _dtensor_shards(x, group, where):
         raise ValueError(f"{where}: argument 'group' must be None for a DTensor input (its device mesh names "
                          "the group)")
     mesh, placements = x.device_mesh, x.placements
-    local = x.to_local()
+    # to_local() is an autograd function: needed only when a gradient flows
+    local = x.to_local() if torch.compiler.is_compiling() or x.requires_grad else x._local_tensor
     if torch.compiler.is_compiling():  # traced once: no cache (its key would guard on ids and sizes)
         return (local,) + _shards_of(x, local, mesh, placements, where)
     # the mesh by identity (the value holds it, so the id stays its own): an equal new mesh has its own group
@@ -553,8 +554,26 @@ class _VocabParallelCrossEntropy(torch.autograd.Function):
 
 
 def _as_dtensor(result, mesh):
+    """The Replicate DTensor of `result` on every rank. A result that needs
+    no gradient gets a cached spec straight away: from_local's autograd
+    function and checks cost more than the collective."""
     from torch.distributed.tensor import DTensor, Replicate
-    return DTensor.from_local(result, mesh, [Replicate()] * mesh.ndim, run_check=False)
+    if torch.compiler.is_compiling() or result.requires_grad:
+        return DTensor.from_local(result, mesh, [Replicate()] * mesh.ndim, run_check=False)
+    key = (id(mesh), result.shape, result.stride(), result.dtype)
+    known = _SPECS.get(key)
+    if known is None:
+        from torch.distributed.tensor._dtensor_spec import DTensorSpec, TensorMeta
+        known = (DTensorSpec(mesh, (Replicate(),) * mesh.ndim,
+                             tensor_meta=TensorMeta(result.shape, result.stride(), result.dtype)),
+                 mesh)  # the mesh held, so its id stays its own
+        if len(_SPECS) >= 64:
+            _SPECS.clear()
+        _SPECS[key] = known
+    return DTensor(result, known[0], requires_grad=False)
+
+
+_SPECS = {}  # (id(mesh), shape, stride, dtype) -> (Replicate spec, mesh)
 
 
 def _register_dtensor_rules_when_loaded():

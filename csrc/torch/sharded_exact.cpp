@@ -1,12 +1,13 @@
 // redux._sum_shards: the exact sum of a tensor cut along dim 0 over the ranks
 // of a process group, given every rank's number of rows: this rank's unit
-// partials, one all-gather (torch's functional collective, stream-ordered
-// and graph-capturable on NCCL), the one-device finish. No host sync.
+// partials, one all-gather (the process group's own, stream-ordered and
+// graph-capturable on NCCL), the one-device finish. No host sync.
 // Index arithmetic and byte copies only: the kernels (through the sharded
 // ops of sharded.cpp / sharded_cuda.cpp) do every addition.
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/core/stack.h>
 #include <c10/util/accumulate.h>
+#include <torch/csrc/distributed/c10d/GroupRegistry.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -43,17 +44,24 @@ at::Tensor from_partials(const at::Tensor &partials, at::IntArrayRef layout) {
 }
 
 // Every rank's `bytes` (1-D uint8 of one length on every rank), in rank
-// order: [world, length]. Boxed, so torch's own C++ types of the
-// functional collective's arguments do not matter.
+// order: [world, length]. Straight to the process group: torch's
+// functional collective adds a Python autograd layer that costs more than
+// the collective's launch. On NCCL, wait() orders the current stream after
+// it (no host block) and is graph-capturable.
+// The dispatcher's op, which ProcessGroup's member (renamed across torch
+// versions) calls.
 at::Tensor all_gather(const at::Tensor &bytes, int64_t world, const std::string &group) {
-  static const c10::OperatorHandle gather =
-      c10::Dispatcher::singleton().findSchemaOrThrow("_c10d_functional::all_gather_into_tensor", "");
-  static const c10::OperatorHandle wait = c10::Dispatcher::singleton().findSchemaOrThrow("_c10d_functional::wait_tensor", "");
-  torch::jit::Stack stack{bytes, world, group};
-  gather.callBoxed(&stack);
-  torch::jit::Stack waited{stack.at(0)};
-  wait.callBoxed(&waited);
-  return waited.at(0).toTensor().view({world, bytes.numel()});
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("c10d::_allgather_base_", "")
+                             .typed<std::tuple<at::Tensor, c10::intrusive_ptr<c10d::Work>>(
+                                 at::Tensor &, at::Tensor &, const c10::intrusive_ptr<c10d::ProcessGroup> &, bool,
+                                 int64_t)>();
+  at::Tensor in = bytes;
+  at::Tensor out = at::empty({world * bytes.numel()}, bytes.options());
+  const c10d::AllgatherOptions defaults;
+  std::get<1>(op.call(out, in, c10d::resolve_process_group(group), defaults.asyncOp, defaults.timeout.count()))
+      ->wait();
+  return out.view({world, bytes.numel()});
 }
 
 // A buffer of `length` bytes on `comm` whose front holds the tensors'
