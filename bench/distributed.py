@@ -5,8 +5,12 @@
 
 Spawns one process per GPU (NCCL). For each global tensor, sharded on dim 0
 (2 x 52,428,800 fp32, and (65536, 4096) fp32) and each reduction, it times
-  exact      redux.distributed.sum (unit partials, all-gather, finish)
-  dtensor    torch.sum on a Shard(0) DTensor, then full_tensor()
+  exact      redux.distributed.sum of the plain shard (a first, small
+             all-gather learns the shard lengths, read on the host; then
+             unit partials, all-gather, finish)
+  exact-dt   the same on a Shard(0) DTensor of the shard, made once: its
+             metadata gives the lengths (one collective, no host read)
+  dtensor    torch.sum on that DTensor, then full_tensor()
   allreduce  torch.sum of the local shard, then all_reduce (all_gather of
              the outputs where dim 0 is kept)
 and prints the median time per call over --iters (CUDA events, after a
@@ -119,12 +123,13 @@ def methods(local, dim, mesh, world, shape, stride):
     def exact():
         return rd.sum(local, dim)
 
+    # made once, as a model holds its DTensors: from_local is not the sum's cost
+    dx = DTensor.from_local(local, mesh, [Shard(0)], run_check=False, shape=shape, stride=stride)
+
     def exact_dtensor():  # the DTensor's metadata gives the shard lengths: no shape check round
-        dx = DTensor.from_local(local, mesh, [Shard(0)], run_check=False, shape=shape, stride=stride)
-        return rd.sum(dx, dim).to_local()
+        return rd.sum(dx, dim)
 
     def dtensor():
-        dx = DTensor.from_local(local, mesh, [Shard(0)], run_check=False, shape=shape, stride=stride)
         return (torch.sum(dx, dim) if dim else torch.sum(dx)).full_tensor()
 
     def allreduce():
@@ -185,6 +190,7 @@ def rank_main(rank, world, init_file, iters, out_path, device):
             us, out = timed(fn, iters, device)
             in_a_row = timed_in_a_row(fn, iters) if device == "cuda" else None
             graph = timed_graph(fn, iters) if device == "cuda" and label in IN_GRAPHS else None
+            out = out.to_local() if hasattr(out, "to_local") else out
             same = [out.shape == ref.shape and torch.equal(out.to(ref.dtype), ref) for ref in (one_device, torch_one_device)]
             rows.append((label, (us, in_a_row, graph), sent_bytes(label, local, dim, world, global_shape), same))
             if label == "allreduce":
