@@ -53,7 +53,7 @@ distributed._register_dtensor_rules_when_loaded()
 batching.register()
 
 __all__ = ["__version__", "sum", "mean", "var", "std", "var_mean", "logsumexp", "softmax", "log_softmax",
-           "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
+           "vector_norm", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
            "has_cuda_kernels"]
 
 
@@ -185,6 +185,15 @@ def log_softmax(input, dim, *, dtype=None):
     """torch.log_softmax with redux's guarantees (torch.ops.redux.log_softmax):
     x - max - log(sum(exp(x - max))) in the wide dtype, one rounding."""
     return torch.ops.redux.log_softmax(input, dim, dtype)
+
+
+def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """torch.linalg.vector_norm with redux's guarantees
+    (torch.ops.redux.vector_norm): |x| in the wide dtype (fp64 for float32
+    and float64 and their complex forms), summed by redux.sum (ord 0, 1, 2
+    and other p; +-inf: the exact max / min), one rounding. Differentiable
+    (a zero norm has a zero gradient, as torch's)."""
+    return torch.ops.redux.vector_norm(input, ord, [dim] if isinstance(dim, int) else dim, keepdim, dtype=dtype)
 
 
 def has_cuda_kernels():

@@ -69,6 +69,8 @@ def _entries(x, out):
     yield "redux.mean", lambda: redux.mean(x, 1, **kw), lambda: torch.mean(x, 1, **kw)
     yield "_sum_grid", lambda: torch.ops.redux._sum_grid(x, [1], False, out, 3), lambda: torch.sum(x, [1], **kw)
     yield "torch.ops.redux.softmax", lambda: torch.ops.redux.softmax(x, 1, out), lambda: torch.softmax(x, 1, out)
+    yield "torch.ops.redux.vector_norm", lambda: torch.ops.redux.vector_norm(x, 2, [1], **kw), \
+        lambda: torch.linalg.vector_norm(x, 2, 1, **kw)
     if out is None:  # torch.var, torch.std and torch.logsumexp have no dtype argument
         yield "redux.logsumexp", lambda: redux.logsumexp(x, 1), lambda: torch.logsumexp(x, 1)
         yield "torch.ops.redux.log_softmax", lambda: torch.ops.redux.log_softmax(x, 0), \

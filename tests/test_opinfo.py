@@ -1,5 +1,6 @@
 """PyTorch's own OpInfo samples (torch.testing._internal's op database) for
-torch.sum, mean, var, std, var_mean, logsumexp, softmax and log_softmax,
+torch.sum, mean, var, std, var_mean, logsumexp, softmax, log_softmax and
+linalg.vector_norm,
 each run through redux's op and compared with torch's answer: values,
 dtype, shape.
 The database imports expecttest (a test dependency: pyproject's `test`
@@ -16,7 +17,9 @@ pytest.importorskip("expecttest", reason="torch's OpInfo database needs expectte
 from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
 
 VARIANCES = ("var", "std", "var_mean")
-OPS = [op for op in op_db if op.name in ("sum", "mean", "logsumexp", "softmax", "log_softmax") + VARIANCES]
+TAKE_COMPLEX = VARIANCES + ("linalg.vector_norm",)
+OPS = [op for op in op_db
+       if op.name in ("sum", "mean", "logsumexp", "softmax", "log_softmax", "linalg.vector_norm") + VARIANCES]
 
 
 def redux_call(op, sample):
@@ -33,6 +36,10 @@ def redux_call(op, sample):
                 if len(args) > i:
                     kwargs["keepdim"] = args.pop(i)
                 break
+    if op.name == "linalg.vector_norm":
+        if isinstance(kwargs.get("dim"), int):
+            kwargs["dim"] = [kwargs["dim"]]
+        return torch.ops.redux.vector_norm(sample.input, *args, **kwargs)
     if args and isinstance(args[0], int) and op.name not in ("softmax", "log_softmax"):
         args[0] = [args[0]]
     return getattr(torch.ops.redux, op.name)(sample.input, *args, **kwargs)
@@ -61,7 +68,7 @@ def check(op, sample, got, want, dtype):
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.name + (f".{op.variant_test_name}" if op.variant_test_name else ""))
 def test_opinfo_samples_give_torchs_answers(device, op):
     # complex inputs: redux's sums refuse them (the switch answers complex sums and means, tests/test_switch.py)
-    dtypes = [d for d in op.supported_dtypes(device) if not (d.is_complex and op.name not in VARIANCES)]
+    dtypes = [d for d in op.supported_dtypes(device) if not (d.is_complex and op.name not in TAKE_COMPLEX)]
     assert dtypes, op.name
     samples = 0
     torch.manual_seed(0)  # the samples' values come from torch's generator

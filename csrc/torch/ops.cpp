@@ -157,6 +157,10 @@ TORCH_LIBRARY(redux, m) {
   for (const char *name : {"softmax", "log_softmax"})
     define(m, std::string(name) + "(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
            {at::Tag::pt2_compliant_tag});
+  // torch.linalg.vector_norm's signature and semantics, on redux::sum (norms.cpp).
+  define(m, "vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) "
+            "-> Tensor",
+         {at::Tag::pt2_compliant_tag});
   // Internal: the same op with the grid (CUDA blocks) or the number of CPU
   // work pieces forced; grid=0 chooses as redux::sum does. Tests use it to
   // prove the result bits do not depend on the grid.

@@ -1,0 +1,90 @@
+// redux::vector_norm: torch.linalg.vector_norm's signature and semantics on
+// redux::sum. |x| is formed in the mean's wide dtype (fp64 for float32 and
+// float64 and their complex forms, fp32 for float16 and bfloat16); ord 1:
+// sum |x|; 2: sqrt(sum |x|^2); 0: the count of nonzeros; +-inf: max / min
+// |x| (exact in any order: torch's amax / amin); other p: (sum |x|^p)^(1/p).
+// One rounding to the result dtype. CompositeImplicitAutograd: autograd,
+// Meta and torch.compile come from redux::sum and torch's elementwise ops.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <vector>
+
+#include "plan.h"
+
+namespace redux_shim {
+namespace {
+
+constexpr const char *kNorm = "redux.vector_norm";
+
+// The dtypes the norm reads and computes in: redux's floating sums and their complex forms.
+bool norm_reads(at::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16 || t == at::kComplexFloat ||
+         t == at::kComplexDouble;
+}
+
+// A root that is 0 where its argument is 0, with a zero gradient there (as
+// torch's norm backward), not the nan of the root's infinite slope times 0.
+at::Tensor root_at_zero(const at::Tensor &sum, double exponent) {
+  const at::Tensor zero = sum.eq(0);
+  const at::Tensor safe = at::where(zero, at::ones_like(sum), sum);
+  const at::Tensor root = exponent == 0.5 ? safe.sqrt() : safe.pow(exponent);
+  return at::where(zero, at::zeros_like(sum), root);
+}
+
+at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::OptionalIntArrayRef dim, bool keepdim,
+                            std::optional<at::ScalarType> dtype) {
+  TORCH_CHECK(self.defined(), kNorm, ": argument 'self' is an undefined tensor");
+  const at::ScalarType t = self.scalar_type();
+  TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t), kNorm, ": argument 'self' has dtype ", t,
+              "; expected a floating point or complex tensor, as torch.linalg.vector_norm");
+  TORCH_CHECK(norm_reads(t), kNorm, ": argument 'self' has dtype ", t,
+              ", which is not supported (expected float32, float64, float16, bfloat16, complex64 or complex128)");
+  TORCH_CHECK(!ord.isComplex(), kNorm, ": argument 'ord' must be a real number, got a complex one");
+  if (dtype.has_value()) {
+    TORCH_CHECK(at::isFloatingType(*dtype) || at::isComplexType(*dtype), kNorm, ": argument 'dtype' is ", *dtype,
+                "; expected a floating point or complex dtype");
+    TORCH_CHECK(norm_reads(*dtype), kNorm, ": argument 'dtype' is ", *dtype,
+                ", which is not supported (expected float32, float64, float16, bfloat16, complex64 or complex128)");
+    TORCH_CHECK(at::isComplexType(*dtype) == at::isComplexType(t), kNorm, ": argument 'dtype' is ", *dtype,
+                " for a ", at::isComplexType(t) ? "complex" : "real", " input; it must be ",
+                at::isComplexType(t) ? "complex" : "real", " too");
+    TORCH_CHECK(at::promoteTypes(t, *dtype) == *dtype, kNorm, ": argument 'self' has dtype ", t,
+                ", which does not convert to argument 'dtype' (", *dtype, ") without narrowing");
+  }
+  const at::ScalarType out = at::toRealValueType(dtype.value_or(t));
+  const at::Tensor x = dtype.has_value() ? self.to(*dtype) : self;
+  const std::vector<int64_t> reduced = reduced_dims(kNorm, x, dim);
+  const double p = ord.toDouble();
+  if (p < 0 || std::isinf(p)) {  // no identity: an empty reduction has no answer
+    const bool all = !dim.has_value() || dim->empty();
+    TORCH_CHECK(!all || x.sym_numel() != 0, kNorm, ": cannot compute the ", p,
+                " norm of an empty tensor: the operation has no identity");
+    for (int64_t d : reduced)
+      TORCH_CHECK(all || x.sym_size(d) != 0, kNorm, ": cannot compute the ", p, " norm over dim ", d,
+                  ", which is empty: the operation has no identity");
+  }
+  const at::ScalarType wide = mean_sum_dtype(out);
+  const at::Tensor magnitude = (x.is_complex() ? x.to(at::toComplexType(wide)) : x.to(wide)).abs();
+  at::Tensor norm;
+  if (std::isinf(p)) {
+    norm = p > 0 ? at::amax(magnitude, reduced, keepdim) : at::amin(magnitude, reduced, keepdim);
+  } else if (p == 0) {
+    norm = sum_op().call(magnitude.ne(0).to(wide), dim, keepdim, std::nullopt);
+  } else if (p == 1) {
+    norm = sum_op().call(magnitude, dim, keepdim, std::nullopt);
+  } else if (p == 2) {
+    norm = root_at_zero(sum_op().call(magnitude.mul(magnitude), dim, keepdim, std::nullopt), 0.5);
+  } else if (p > 0) {
+    norm = root_at_zero(sum_op().call(magnitude.pow(p), dim, keepdim, std::nullopt), 1.0 / p);
+  } else {  // |0|^p is inf, the sum inf and its root 0, as torch's
+    norm = sum_op().call(magnitude.pow(p), dim, keepdim, std::nullopt).pow(1.0 / p);
+  }
+  return norm.to(out);
+}
+
+}  // namespace
+}  // namespace redux_shim
+
+TORCH_LIBRARY_IMPL(redux, CompositeImplicitAutograd, m) { m.impl("vector_norm", &redux_shim::vector_norm_impl); }

@@ -1,0 +1,136 @@
+"""torch.ops.redux.vector_norm: torch.linalg.vector_norm's semantics on
+redux's sum, against the fp64 answer on random data with an offset; edge
+values and torch's errors, determinism, batch invariance, gradients and
+torch integration."""
+import math
+
+import pytest
+import torch
+
+import redux
+from conftest import DEVICES, random_tensor
+
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+ORDS = [2, 1, 0, math.inf, -math.inf, 3, 0.5, -1.5]
+CASES = [((1000,), None), ((7, 1025), [1]), ((7, 1025), [0]), ((3, 5, 257), [-1, 0]), ((4, 33, 17), [1]),
+         ((), None), ((4097,), [0])]
+
+
+def want64(x, ord, dim, keepdim):
+    """The norm of x's values, in fp64 on the CPU."""
+    return torch.linalg.vector_norm(x.cpu().to(torch.complex128 if x.is_complex() else torch.float64), ord, dim,
+                                    keepdim)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOATS + [torch.complex64])
+@pytest.mark.parametrize("shape,dim", CASES)
+def test_norms_are_within_an_ulp_of_the_fp64_answer(device, dtype, shape, dim):
+    x = random_tensor(shape, torch.float32 if dtype.is_complex else dtype, device, seed=len(shape) + 7 * (dim or [9])[0])
+    if dtype.is_complex:
+        x = torch.complex(x, random_tensor(shape, torch.float32, device, seed=11, offset=-1.0))
+    x = x.neg() if x.numel() % 2 else x  # negative values too
+    real = torch.float32 if dtype.is_complex else dtype
+    for ord in ORDS:
+        for keepdim in (False, True):
+            got = torch.ops.redux.vector_norm(x, ord, dim, keepdim)
+            want = want64(x, ord, dim, keepdim)
+            assert got.dtype == real and got.shape == want.shape, (ord, got.shape, want.shape)
+            got = got.double().cpu()
+            fits = want.to(real).isfinite()  # past the dtype's range the answer is inf
+            assert torch.equal(got[~fits], want.to(real).double()[~fits]), ord
+            err = (got - want)[fits].abs()
+            # float32 and narrower: one rounding of the fp64 answer; float64: the fp64 work's own error
+            ulps = 16 if real == torch.float64 else 1
+            assert (err <= ulps * torch.finfo(real).eps * want[fits].abs()).all(), (ord, err.max())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_edge_values_and_dtypes_give_torchs_answers(device):
+    inf, nan = math.inf, math.nan
+    rows = torch.tensor([[3.0, 4.0, 0.0], [0.0, 0.0, 0.0], [inf, 1.0, 2.0], [nan, 1.0, 2.0], [-inf, 0.0, 1.0]],
+                        device=device)
+    for ord in ORDS:
+        torch.testing.assert_close(torch.ops.redux.vector_norm(rows, ord, [1]), torch.linalg.vector_norm(rows, ord, 1),
+                                   equal_nan=True)
+    empty = torch.empty(0, 3, device=device)
+    for ord in (0, 1, 2, 0.5):
+        assert torch.equal(torch.ops.redux.vector_norm(empty, ord), torch.linalg.vector_norm(empty, ord))
+        assert torch.equal(torch.ops.redux.vector_norm(empty, ord, [0]), torch.linalg.vector_norm(empty, ord, 0))
+    assert torch.ops.redux.vector_norm(empty, inf, [1]).shape == (0,)  # nothing empty is reduced
+    half = random_tensor((5, 9), torch.float16, device, seed=3)
+    got = torch.ops.redux.vector_norm(half, 2, [1], dtype=torch.float64)
+    assert got.dtype == torch.float64
+    torch.testing.assert_close(got, torch.linalg.vector_norm(half, 2, 1, dtype=torch.float64))
+    z = torch.complex(half.float(), half.float())
+    got = torch.ops.redux.vector_norm(z, 2, dtype=torch.complex128)
+    assert got.dtype == torch.float64
+    torch.testing.assert_close(got, torch.linalg.vector_norm(z, 2, dtype=torch.complex128))
+    scalar = torch.tensor(-3.0, device=device)
+    assert torch.equal(torch.ops.redux.vector_norm(scalar, 2, [0]), torch.linalg.vector_norm(scalar, 2, 0))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_what_torch_refuses_is_refused_with_torchs_error_type(device):
+    x = random_tensor((3, 4), torch.float32, device, seed=1)
+    calls = [
+        (x.long(), 2, None, None),                       # integer input
+        (x, 2, None, torch.int64),                       # integer dtype
+        (x, 2, None, torch.complex64),                   # complex dtype of a real input
+        (torch.complex(x, x), 2, None, torch.float32),   # real dtype of a complex input
+        (x.double(), 2, None, torch.float32),            # narrowing
+        (x, 1j, None, None),                             # complex ord
+        (x[:0], math.inf, None, None),                   # no identity on an empty tensor
+        (x[:0], -1, [0], None),
+        (x[:0], -math.inf, [0], None),
+        (x, 2, [2], None),                               # dim out of range
+        (x, 2, [0, 0], None),                            # repeated dim
+    ]
+    for t, ord, dim, dtype in calls:
+        with pytest.raises(Exception) as theirs:
+            torch.linalg.vector_norm(t, ord, dim, dtype=dtype)
+        with pytest.raises(type(theirs.value)) as ours:
+            torch.ops.redux.vector_norm(t, ord, dim, dtype=dtype)
+        assert "argument" in str(ours.value) or "norm" in str(ours.value) or type(ours.value) is IndexError
+    with pytest.raises(RuntimeError, match="redux.vector_norm: argument 'self' has dtype"):
+        torch.ops.redux.vector_norm(x.long())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rows_are_batch_invariant_and_bits_thread_independent(device):
+    x = random_tensor((8, 3001), torch.float32, device, seed=2)
+    for ord in (2, 1, 3):
+        whole = torch.ops.redux.vector_norm(x, ord, [1])
+        for i in (0, 6):
+            assert torch.equal(torch.ops.redux.vector_norm(x[i:i + 1], ord, [1]), whole[i:i + 1])
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        alone = torch.ops.redux.vector_norm(x, 2)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(alone, torch.ops.redux.vector_norm(x, 2))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradients_and_torch_integration(device):
+    x = random_tensor((3, 4, 5), torch.float64, device, seed=3).requires_grad_()
+    for ord in (2, 1, 3, 0.5, math.inf):
+        assert torch.autograd.gradcheck(lambda t: torch.ops.redux.vector_norm(t, ord, [1, 2]), (x,))
+    assert torch.autograd.gradgradcheck(lambda t: torch.ops.redux.vector_norm(t, 2, [0], True), (x,))
+    zero = torch.zeros(4, dtype=torch.float64, device=device, requires_grad=True)
+    torch.ops.redux.vector_norm(zero, 2).backward()
+    assert torch.equal(zero.grad, torch.zeros_like(zero))  # torch's subgradient at 0, not nan
+    y = random_tensor((6, 40), torch.float32, device, seed=4)
+    torch.library.opcheck(torch.ops.redux.vector_norm.default, (y, 2, [1], True))
+    torch.library.opcheck(torch.ops.redux.vector_norm.default, (y, math.inf))
+    per_row = torch.vmap(lambda t: torch.ops.redux.vector_norm(t, 2))(y)
+    assert torch.equal(per_row, torch.ops.redux.vector_norm(y, 2, [1]))
+    step = lambda t: torch.ops.redux.vector_norm(t * 1.5, 2, [1]) + torch.ops.redux.vector_norm(t, 1)  # noqa: E731
+    assert torch.equal(torch.compile(step, fullgraph=True)(y), step(y))
+
+
+def test_python_entry_is_the_op():
+    x = random_tensor((5, 33), torch.float32, "cpu", seed=5)
+    assert torch.equal(redux.vector_norm(x, 3, 1), torch.ops.redux.vector_norm(x, 3, [1]))
+    assert torch.equal(redux.vector_norm(x), torch.ops.redux.vector_norm(x))
