@@ -37,18 +37,17 @@ import redux  # noqa: E402
 
 # aten ops that reduce, and why each is not redux's when it runs
 REDUCTIONS = {
-    "sum": "", "mean": "",  # the switch's: redux when routed
-    "amax": "no redux amax yet", "amin": "no redux amin yet", "max": "no redux max yet",
-    "_softmax": "softmax has no redux kernel yet", "_softmax_backward_data": "softmax has no redux kernel yet",
-    "_log_softmax": "log_softmax has no redux kernel yet",
-    "_log_softmax_backward_data": "log_softmax has no redux kernel yet",
-    "nll_loss_forward": "cross_entropy's loss reduces inside its own kernel",
-    "nll_loss_backward": "cross_entropy's loss reduces inside its own kernel",
-    "nll_loss2d_forward": "cross_entropy's loss reduces inside its own kernel",
-    "_foreach_norm": "clip_grad_norm_'s norms have no redux kernel yet",
-    "linalg_vector_norm": "no redux vector norm yet", "norm": "no redux norm yet",
-    "var": "no redux var yet", "std": "no redux std yet", "var_mean": "no redux var_mean yet",
-    "logsumexp": "", "native_layer_norm": "layer_norm reduces inside its own kernel",
+    # the switch's: redux when routed
+    "sum": "", "mean": "", "logsumexp": "", "_softmax": "", "_softmax_backward_data": "", "_log_softmax": "",
+    "_log_softmax_backward_data": "", "nll_loss_forward": "", "_foreach_norm": "", "linalg_vector_norm": "",
+    "var": "", "std": "", "var_mean": "",
+    "amax": "a maximum is exact in any order; redux has no max kernel",
+    "amin": "a minimum is exact in any order; redux has no min kernel",
+    "max": "a maximum is exact in any order; redux has no max kernel",
+    "nll_loss_backward": "elementwise (its total weight is redux's): torch's kernel",
+    "nll_loss2d_forward": "cross_entropy over images reduces inside its own kernel",
+    "norm": "aten::norm is not routed (linalg_vector_norm is)",
+    "native_layer_norm": "layer_norm reduces inside its own kernel",
     "_fused_rms_norm": "rms_norm reduces inside its own kernel",
 }
 

@@ -1,10 +1,18 @@
-"""The model-wide switch: torch's sum and mean on redux's kernels.
+"""The model-wide switch: torch's reductions on redux.
 
     redux.enable()            # on, until redux.disable()
     with redux.enabled():     # on inside the block, then as before
         loss = model(x).mean()
 
-While on, aten::sum and aten::mean on CPU and CUDA tensors run redux's
+While on, the other reductions of a training step run redux's ops too:
+aten::_softmax / _log_softmax and their _backward_data (the sums in the
+wide dtype), var / std / var_mean (.correction), linalg_vector_norm,
+_foreach_norm (clip_grad_norm_'s) and nll_loss_forward (cross_entropy's
+loss), eager and compiled (_COMPOSITES). Not routed: amax / amin (exact in
+any order; redux has no max kernel), native_layer_norm and _fused_rms_norm
+and their backward (their own kernels), nll_loss's backward (elementwise).
+
+And aten::sum and aten::mean on CPU and CUDA tensors run redux's
 kernels, every overload: full and over dims, with and without dtype, and
 the out= forms (sum.out, sum.IntList_out, mean.dtype_out, mean.out; the
 named-dim forms reach these): torch.sum, Tensor.sum, torch.mean,
@@ -43,9 +51,10 @@ backward graphs, into the same functions the eager kernels run (redux.sum
 / redux.mean, with the same fallbacks), so compiled models get the eager
 switch's bits. Only the sums and means eager routes: those the model calls,
 and those of ops whose eager kernels call them (logsumexp, mse_loss,
-l1_loss); the sums Inductor makes when it decomposes ops that have kernels
-of their own in eager (softmax, log_softmax, nll_loss, ...) stay Inductor's,
-as they stay torch's in eager. A graph pass (Inductor's
+l1_loss); the routed ops above decompose into the functions their eager
+kernels run; the sums Inductor makes when it decomposes an op the switch
+does not route (layer_norm, ...) stay Inductor's, as they stay torch's in
+eager. A graph pass (Inductor's
 post_grad_custom_post_pass) routes, by the same rule, the sums Inductor's
 own passes add later. Turning the switch on or off resets torch.compile's
 in-memory caches (torch._dynamo.reset(): compiled functions compile again
@@ -225,6 +234,89 @@ _FUNCTIONAL = {
 }
 
 
+# Wide dtype of a floating result (the mean's sum dtype: the shim's rule).
+_WIDE = {getattr(torch, out): getattr(torch, wide) for out, wide in _C.mean_dtypes()}
+
+
+def _softmax_backward(grad, out, dim, input_dtype):
+    """aten::_softmax_backward_data: y * (g - sum(g * y)) in the wide dtype,
+    the sum by redux, one rounding to the input's dtype."""
+    wide = _WIDE.get(out.dtype, torch.float64)
+    g, y = grad.to(wide), out.to(wide)
+    return y.mul(g.sub(torch.ops.redux.sum(g.mul(y), [dim], True))).to(input_dtype)
+
+
+def _log_softmax_backward(grad, out, dim, input_dtype):
+    """aten::_log_softmax_backward_data: g - exp(y) * sum(g), as above."""
+    wide = _WIDE.get(out.dtype, torch.float64)
+    g, y = grad.to(wide), out.to(wide)
+    return g.sub(y.exp().mul(torch.ops.redux.sum(g, [dim], True))).to(input_dtype)
+
+
+def _nll_loss(x, target, weight, reduction, ignore_index, *, eager):
+    """aten::nll_loss_forward (cross_entropy's loss): the picked
+    log-probabilities and weights in the wide dtype, summed by redux, one
+    division for "mean", one rounding. Eager, torch's argument errors come
+    from its meta kernel, its out-of-range target error from a check on the
+    CPU (on CUDA, torch's and this gather both fail a device-side assert);
+    traced (compiled code), torch has checked the arguments already."""
+    if eager:
+        try:
+            torch.ops.aten.nll_loss_forward(*(t if t is None else torch.empty(t.shape, dtype=t.dtype, device="meta")
+                                              for t in (x, target, weight)), reduction, ignore_index)
+        except AssertionError as e:  # the meta kernel's form of the CPU and CUDA kernels' RuntimeError
+            raise RuntimeError(str(e)) from None
+    if target.dtype != torch.int64:
+        raise RuntimeError(f"nll_loss: argument 'target' must hold class indices as int64 (Long), got {target.dtype}")
+    valid = target != ignore_index
+    if eager and x.device.type == "cpu":
+        bad = valid & ((target < 0) | (target >= x.shape[-1]))
+        if bool(bad.any()):
+            raise IndexError(f"Target {int(target[bad][0])} is out of bounds.")
+    wide = _WIDE.get(x.dtype, torch.float64)
+    safe = target.where(valid, torch.zeros((), dtype=target.dtype, device=target.device))
+    picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1).to(wide)
+    zero = torch.zeros((), dtype=wide, device=x.device)
+    w = (weight[safe].to(wide) if weight is not None else torch.ones_like(picked)).where(valid, zero)
+    loss = picked.mul(w).neg().where(valid, zero)  # where, not a 0 weight: an ignored inf would give nan
+    if x.dim() == 1:  # one sample: torch's total weight is its weight, whatever the reduction
+        return (loss.div(w) if reduction == 1 else loss).to(x.dtype), w.to(x.dtype)
+    if reduction == 0:  # none
+        return loss.to(x.dtype), torch.zeros((), dtype=x.dtype, device=x.device)
+    total_weight = torch.ops.redux.sum(w)
+    out = torch.ops.redux.sum(loss)
+    if reduction == 1:  # mean
+        out = out.div(total_weight)
+    return out.to(x.dtype), total_weight.to(x.dtype)
+
+
+# The other reductions of a model, on redux's ops: the eager kernels and the
+# decompositions compiled code traces (their gradients stay torch's
+# formulas, whose sums and means the switch routes too).
+_COMPOSITES = {
+    "_softmax": lambda x, dim, half_to_float: torch.ops.redux.softmax(
+        x, dim, torch.float32 if half_to_float else None),
+    "_log_softmax": lambda x, dim, half_to_float: torch.ops.redux.log_softmax(
+        x, dim, torch.float32 if half_to_float else None),
+    "_softmax_backward_data": _softmax_backward,
+    "_log_softmax_backward_data": _log_softmax_backward,
+    "var.correction": lambda x, dim=None, *, correction=None, keepdim=False: torch.ops.redux.var(
+        x, dim, correction=correction, keepdim=keepdim),
+    "std.correction": lambda x, dim=None, *, correction=None, keepdim=False: torch.ops.redux.std(
+        x, dim, correction=correction, keepdim=keepdim),
+    "var_mean.correction": lambda x, dim=None, *, correction=None, keepdim=False: torch.ops.redux.var_mean(
+        x, dim, correction=correction, keepdim=keepdim),
+    "linalg_vector_norm": lambda x, ord=2, dim=None, keepdim=False, *, dtype=None: torch.ops.redux.vector_norm(
+        x, ord, dim, keepdim, dtype=dtype),
+    # cross_entropy's and nll_loss's loss (its backward is elementwise: torch's)
+    "nll_loss_forward": lambda x, target, weight, reduction, ignore_index: _nll_loss(
+        x, target, weight, reduction, ignore_index, eager=True),
+    # clip_grad_norm_'s per-tensor norms
+    "_foreach_norm.Scalar": lambda tensors, ord=2, dtype=None: [
+        torch.ops.redux.vector_norm(t, ord, None, False, dtype=dtype) for t in tensors],
+}
+
+
 def _overload(name):
     """torch.ops.aten's OpOverload for "sum.dim_IntList" ("sum": default)."""
     packet, _, overload = name.partition(".")
@@ -238,6 +330,7 @@ def _register():
     aten = torch.ops.aten
     kernels = {
         **_FUNCTIONAL,
+        **_COMPOSITES,
         # out= forms: torch.sum(x, 0, out=y), and the sums inside ops written with at::sum_out (logsumexp)
         "sum.out": lambda x, *, dtype=None, out: _into(aten.sum.out, _sum, x, None, False, dtype, out),
         "sum.IntList_out": lambda x, dim, keepdim=False, *, dtype=None, out: _into(
@@ -268,12 +361,13 @@ def _register():
 
 
 # The ops whose eager kernels reach aten::sum / aten::mean through the
-# dispatcher, so that the eager switch routes their sums. In compiled code
-# the sums and means traced for any other op (softmax, log_softmax,
-# nll_loss, ...: kernels of their own in eager, decomposed by Inductor)
+# dispatcher or are routed themselves, so that the eager switch routes their
+# sums. In compiled code the sums and means traced for any other op
+# (layer_norm, ...: kernels of their own in eager, decomposed by Inductor)
 # stay Inductor's, as eager leaves them to torch: compiled and eager route
 # the same reductions.
-_ROUTED_IN_EAGER = ("aten::sum", "aten::mean", "aten::logsumexp", "aten::mse_loss", "aten::l1_loss")
+_ROUTED_IN_EAGER = ("aten::sum", "aten::mean", "aten::logsumexp", "aten::mse_loss", "aten::l1_loss") + tuple(
+    "aten::" + name.split(".")[0] for name in _COMPOSITES)
 
 
 def _routed_here(origin):
@@ -352,6 +446,10 @@ def _install_compiled_routes():
         raise RuntimeError(f"redux.enable: torch._inductor.config.post_grad_custom_post_pass is already set "
                            f"({current!r}); redux's switch needs it for compiled code: unset it first")
     routes = {_overload(name): _when_routed_in_eager(fn) for name, fn in _FUNCTIONAL.items()}
+    routes.update({_overload(name): fn for name, fn in _COMPOSITES.items()})
+    # traced: no data-dependent check (torch's own decomposition has none)
+    routes[torch.ops.aten.nll_loss_forward.default] = lambda x, target, weight, reduction, ignore_index: _nll_loss(
+        x, target, weight, reduction, ignore_index, eager=False)
     before = {op: decompositions[op] for op in routes if op in decompositions}
     decompositions.update(routes)
     if fast_random_decomps is not None:

@@ -212,9 +212,12 @@ def test_compiled_code_routes_what_eager_routes(device):
     x, y = random_tensor((8, 64), torch.float32, device, seed=13), random_tensor((8, 64), torch.float32, device, seed=14)
     labels = torch.arange(8, device=device)
     cases = {  # name: (function, routed by the eager switch)
-        "softmax": (lambda t: t.softmax(-1), False),
-        "log_softmax": (lambda t: t.log_softmax(-1), False),
-        "cross_entropy": (lambda t: F.cross_entropy(t, labels), False),
+        "softmax": (lambda t: t.softmax(-1), True),
+        "log_softmax": (lambda t: t.log_softmax(-1), True),
+        "cross_entropy": (lambda t: F.cross_entropy(t, labels), True),
+        "var": (lambda t: t.var(-1), True),
+        "vector_norm": (lambda t: torch.linalg.vector_norm(t, 2, -1), True),
+        "amax": (lambda t: t.amax(-1), False),
         "logsumexp": (lambda t: t.logsumexp(-1), True),
         "mse_loss": (lambda t: F.mse_loss(t, y), True),
         "l1_loss": (lambda t: F.l1_loss(t, y), True),
@@ -351,3 +354,81 @@ def test_a_conflicting_override_names_the_op_and_installs_nothing():
     with redux.enabled():  # once the other override is gone, the switch works
         assert redux.is_enabled() and "redux::sum" in ops_called(lambda: torch.sum(x))
     assert not redux.is_enabled()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_the_other_reductions_of_a_model_run_on_redux_with_torchs_answers(device, dtype):
+    """softmax, log_softmax (and their backward), var / std / var_mean,
+    vector_norm, clip_grad_norm_'s _foreach_norm and cross_entropy's nll_loss
+    under the switch: torch's values and gradients (within the dtype's
+    tolerance), each running a redux op."""
+    import torch.nn.functional as F
+    x = random_tensor((6, 300), dtype, device, seed=21)
+    labels = torch.tensor([0, 299, -100, 5, 17, 3], device=device)
+    weight = random_tensor((300,), dtype, device, seed=22).abs()
+    cases = {
+        "softmax": lambda t: t.softmax(-1),
+        "log_softmax": lambda t: t.log_softmax(0),
+        "softmax to float32": lambda t: F.softmax(t, -1, dtype=torch.float32),
+        "var": lambda t: t.var(-1, keepdim=True),
+        "std": lambda t: t.std(0, correction=0),
+        "var_mean": lambda t: torch.stack(torch.var_mean(t, -1)),
+        "vector_norm": lambda t: torch.linalg.vector_norm(t, 3, -1),
+        "inf norm": lambda t: torch.linalg.vector_norm(t, float("inf")),
+        "cross_entropy": lambda t: F.cross_entropy(t, labels),
+        "cross_entropy sum, weights": lambda t: F.cross_entropy(t, labels, weight, reduction="sum"),
+        "nll_loss none": lambda t: F.nll_loss(t, labels, reduction="none"),
+    }
+    tol = {"rtol": 2e-2, "atol": 2e-2} if dtype == torch.bfloat16 else {"rtol": 1e-5, "atol": 1e-6}
+    for name, fn in cases.items():
+        a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
+        want = fn(a)
+        want.float().square().sum().backward()
+        with redux.enabled():
+            got = fn(b)
+            got.float().square().sum().backward()
+            c = x.clone().requires_grad_()
+            names = ops_called(lambda: fn(c).float().square().sum().backward())
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        torch.testing.assert_close(got, want, **tol, msg=name)
+        scale = a.grad.abs().max().item()  # gradients: errors at the scale of the largest
+        torch.testing.assert_close(b.grad, a.grad, rtol=tol["rtol"], atol=tol["atol"] * max(scale, 1.0), msg=name)
+        assert any(n.startswith("redux::") and n not in ("redux::sum", "redux::mean") for n in names) or \
+            name.startswith(("cross_entropy", "nll_loss")), (name, sorted(n for n in names if "redux" in n))
+        assert "redux::sum" in names, name
+    grads = [random_tensor((40, 7), dtype, device, seed=23), random_tensor((300,), dtype, device, seed=24)]
+    params = [torch.zeros_like(g, requires_grad=True) for g in grads]
+    for p, g in zip(params, grads):
+        p.grad = g.clone()
+    want = torch.nn.utils.clip_grad_norm_(params, 1.0)
+    for p, g in zip(params, grads):
+        p.grad = g.clone()
+    with redux.enabled():
+        names = ops_called(lambda: torch.nn.utils.clip_grad_norm_(params, 1.0))
+        for p, g in zip(params, grads):
+            p.grad = g.clone()
+        got = torch.nn.utils.clip_grad_norm_(params, 1.0)
+    torch.testing.assert_close(got, want, **tol)
+    assert "redux::vector_norm" in names
+
+
+def test_routed_ops_keep_torchs_errors():
+    import torch.nn.functional as F
+    x = torch.randn(4, 5)
+    calls = [
+        lambda: F.cross_entropy(x, torch.tensor([0, 1, 2, 5])),       # a class out of range
+        lambda: F.nll_loss(x, torch.tensor([0.0, 1.0, 2.0, 3.0])),     # float targets
+        lambda: torch.ops.aten.nll_loss_forward(x, torch.tensor([0, 1, 2]), None, 1, -100),  # batch sizes differ
+        lambda: F.nll_loss(x, torch.tensor([0, 1, 2, 3]), torch.ones(4)),  # weights of the wrong size
+        lambda: torch.linalg.vector_norm(torch.ones(0), float("inf")),
+        lambda: torch.arange(4).var(),
+        lambda: x.softmax(2),
+        lambda: x.log_softmax(-3),
+    ]
+    for i, call in enumerate(calls):
+        with pytest.raises(Exception) as theirs:
+            call()
+        with redux.enabled():
+            with pytest.raises(type(theirs.value)):
+                call()
