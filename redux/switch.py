@@ -238,17 +238,45 @@ _FUNCTIONAL = {
 _WIDE = {getattr(torch, out): getattr(torch, wide) for out, wide in _C.mean_dtypes()}
 
 
+_FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+
+def _torch_kernel_dtypes(kernel, *tensors, complex_too=False):
+    """torch's verdict on dtypes its kernel has no loop for: NotImplementedError."""
+    for t in tensors:
+        if t is not None and t.dtype not in _FLOATS + ((torch.complex64, torch.complex128) if complex_too else ()):
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{str(t.dtype).split(".")[1]}\'')
+
+
+def _statistic(op, kernel):
+    """var / std / var_mean / vector_norm on redux: complex32 (which redux does
+    not read) through complex64, as torch's kernels upcast it; integers get
+    redux's (torch's) RuntimeError; other dtypes torch has no loop for, its
+    NotImplementedError."""
+    def run(x, *args, **kwargs):
+        if x.dtype == torch.complex32:
+            out = op(x.to(torch.complex64), *args, **kwargs)
+            return tuple(o.to(torch.float16 if not o.is_complex() else torch.complex32) for o in out) \
+                if isinstance(out, tuple) else out.to(torch.float16)
+        if x.dtype.is_floating_point:
+            _torch_kernel_dtypes(kernel, x, complex_too=True)
+        return op(x, *args, **kwargs)
+    return run
+
+
 def _softmax_backward(grad, out, dim, input_dtype):
     """aten::_softmax_backward_data: y * (g - sum(g * y)) in the wide dtype,
     the sum by redux, one rounding to the input's dtype."""
-    wide = _WIDE.get(out.dtype, torch.float64)
+    _torch_kernel_dtypes("softmax_backward", grad, out)
+    wide = _WIDE[out.dtype]
     g, y = grad.to(wide), out.to(wide)
     return y.mul(g.sub(torch.ops.redux.sum(g.mul(y), [dim], True))).to(input_dtype)
 
 
 def _log_softmax_backward(grad, out, dim, input_dtype):
     """aten::_log_softmax_backward_data: g - exp(y) * sum(g), as above."""
-    wide = _WIDE.get(out.dtype, torch.float64)
+    _torch_kernel_dtypes("log_softmax_backward", grad, out)
+    wide = _WIDE[out.dtype]
     g, y = grad.to(wide), out.to(wide)
     return g.sub(y.exp().mul(torch.ops.redux.sum(g, [dim], True))).to(input_dtype)
 
@@ -260,6 +288,7 @@ def _nll_loss(x, target, weight, reduction, ignore_index, *, eager):
     from its meta kernel, its out-of-range target error from a check on the
     CPU (on CUDA, torch's and this gather both fail a device-side assert);
     traced (compiled code), torch has checked the arguments already."""
+    _torch_kernel_dtypes("nll_loss", x, weight)
     if eager:
         try:
             torch.ops.aten.nll_loss_forward(*(t if t is None else torch.empty(t.shape, dtype=t.dtype, device="meta")
@@ -294,26 +323,26 @@ def _nll_loss(x, target, weight, reduction, ignore_index, *, eager):
 # decompositions compiled code traces (their gradients stay torch's
 # formulas, whose sums and means the switch routes too).
 _COMPOSITES = {
-    "_softmax": lambda x, dim, half_to_float: torch.ops.redux.softmax(
+    "_softmax": lambda x, dim, half_to_float: _torch_kernel_dtypes("softmax", x) or torch.ops.redux.softmax(
         x, dim, torch.float32 if half_to_float else None),
-    "_log_softmax": lambda x, dim, half_to_float: torch.ops.redux.log_softmax(
-        x, dim, torch.float32 if half_to_float else None),
+    "_log_softmax": lambda x, dim, half_to_float: _torch_kernel_dtypes("log_softmax", x) or
+    torch.ops.redux.log_softmax(x, dim, torch.float32 if half_to_float else None),
     "_softmax_backward_data": _softmax_backward,
     "_log_softmax_backward_data": _log_softmax_backward,
-    "var.correction": lambda x, dim=None, *, correction=None, keepdim=False: torch.ops.redux.var(
+    "var.correction": lambda x, dim=None, *, correction=None, keepdim=False: _statistic(torch.ops.redux.var, "std")(
         x, dim, correction=correction, keepdim=keepdim),
-    "std.correction": lambda x, dim=None, *, correction=None, keepdim=False: torch.ops.redux.std(
+    "std.correction": lambda x, dim=None, *, correction=None, keepdim=False: _statistic(torch.ops.redux.std, "std")(
         x, dim, correction=correction, keepdim=keepdim),
-    "var_mean.correction": lambda x, dim=None, *, correction=None, keepdim=False: torch.ops.redux.var_mean(
-        x, dim, correction=correction, keepdim=keepdim),
-    "linalg_vector_norm": lambda x, ord=2, dim=None, keepdim=False, *, dtype=None: torch.ops.redux.vector_norm(
-        x, ord, dim, keepdim, dtype=dtype),
+    "var_mean.correction": lambda x, dim=None, *, correction=None, keepdim=False: _statistic(
+        torch.ops.redux.var_mean, "std")(x, dim, correction=correction, keepdim=keepdim),
+    "linalg_vector_norm": lambda x, ord=2, dim=None, keepdim=False, *, dtype=None: _statistic(
+        torch.ops.redux.vector_norm, "norm")(x, ord, dim, keepdim, dtype=dtype),
     # cross_entropy's and nll_loss's loss (its backward is elementwise: torch's)
     "nll_loss_forward": lambda x, target, weight, reduction, ignore_index: _nll_loss(
         x, target, weight, reduction, ignore_index, eager=True),
     # clip_grad_norm_'s per-tensor norms
     "_foreach_norm.Scalar": lambda tensors, ord=2, dtype=None: [
-        torch.ops.redux.vector_norm(t, ord, None, False, dtype=dtype) for t in tensors],
+        _statistic(torch.ops.redux.vector_norm, "norm")(t, ord, None, False, dtype=dtype) for t in tensors],
 }
 
 
