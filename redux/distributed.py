@@ -456,10 +456,11 @@ def cross_entropy(logits, target, *, ignore_index=-100, reduction="mean", group=
         s = torch.ops.redux.sum((logits - m[:, None]).exp().t().contiguous(), [0])
         loss = log(s) + m - logits[i, target[i]]
     reduced by torch.ops.redux.sum over the tokens (divided by the number of
-    tokens not ignored for "mean"). Three collectives, one read on the host
-    (the shard lengths, with every rank's input checked: an invalid input on
-    one rank raises the same error on every rank). Differentiable with
-    respect to the logits (softmax minus one-hot, no collective)."""
+    tokens not ignored for "mean"). Three collectives and two reads on the
+    host: the shard lengths (with every rank's input checked: an invalid
+    input on one rank raises the same error on every rank) and whether a
+    class id is out of range. Differentiable with respect to the logits
+    (softmax minus one-hot, no collective)."""
     where = "redux.distributed.cross_entropy"
     if not dist.is_available() or not dist.is_initialized():
         raise RuntimeError(f"{where}: no process group: call torch.distributed.init_process_group first")

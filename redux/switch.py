@@ -4,15 +4,7 @@
     with redux.enabled():     # on inside the block, then as before
         loss = model(x).mean()
 
-While on, the other reductions of a training step run redux's ops too:
-aten::_softmax / _log_softmax and their _backward_data (the sums in the
-wide dtype), var / std / var_mean (.correction), linalg_vector_norm,
-_foreach_norm (clip_grad_norm_'s) and nll_loss_forward (cross_entropy's
-loss), eager and compiled (_COMPOSITES). Not routed: amax / amin (exact in
-any order; redux has no max kernel), native_layer_norm and _fused_rms_norm
-and their backward (their own kernels), nll_loss's backward (elementwise).
-
-And aten::sum and aten::mean on CPU and CUDA tensors run redux's
+While on, aten::sum and aten::mean on CPU and CUDA tensors run redux's
 kernels, every overload: full and over dims, with and without dtype, and
 the out= forms (sum.out, sum.IntList_out, mean.dtype_out, mean.out; the
 named-dim forms reach these): torch.sum, Tensor.sum, torch.mean,
@@ -21,6 +13,15 @@ inside logsumexp (at::sum_out). Through torch.library: kernels of our own for
 the aten ops at the CPU and CUDA dispatch keys, so torch's autograd formulas
 still apply (gradients are torch's) and everything above the backends
 (autocast, functionalization, other devices) is untouched.
+
+The other reductions of a training step run redux's ops too, with
+torch's values, error types and (other) gradient formulas:
+aten::_softmax / _log_softmax and their _backward_data (the sums in the
+wide dtype), var / std / var_mean (.correction), linalg_vector_norm,
+_foreach_norm (clip_grad_norm_'s) and nll_loss_forward (cross_entropy's
+loss), eager and compiled (_COMPOSITES). Not routed: amax / amin (exact in
+any order; redux has no max kernel), native_layer_norm and _fused_rms_norm
+and their backward (their own kernels), nll_loss's backward (elementwise).
 
 What each call gets: redux.sum's guarantees (bits that depend only on the
 values, shape, layout and dtype; fp64 accumulation for float32; batch
@@ -64,7 +65,7 @@ other. For a compiled model, turn it on once (enable()) rather than around
 each step.
 
 With other overrides: torch keeps one Python override per op and dispatch
-key. The switch takes the aten sum and mean overloads above at CPU and
+key. The switch takes the aten ops above (sum, mean and the others) at CPU and
 CUDA; where another library already holds one, enable() raises naming the
 op and the file and line that registered it, and installs nothing. A
 batch-invariant matmul (overrides of aten::mm, addmm, bmm, ...) takes other
