@@ -249,16 +249,26 @@ def _torch_kernel_dtypes(kernel, *tensors, complex_too=False):
             raise NotImplementedError(f'"{kernel}" not implemented for \'{str(t.dtype).split(".")[1]}\'')
 
 
-def _statistic(op, kernel):
-    """var / std / var_mean / vector_norm on redux: complex32 (which redux does
-    not read) through complex64, as torch's kernels upcast it; integers get
-    redux's (torch's) RuntimeError; other dtypes torch has no loop for, its
-    NotImplementedError."""
+# 16-bit complex dtypes (redux does not read them) -> their real part's dtype
+_HALF_COMPLEX = {torch.complex32: torch.float16}
+if hasattr(torch, "bcomplex32"):  # newer torch
+    _HALF_COMPLEX[torch.bcomplex32] = torch.bfloat16
+
+
+def _statistic(op, kernel, upcast=tuple(_HALF_COMPLEX)):
+    """var / std / var_mean / vector_norm on redux: the 16-bit complex dtypes
+    torch's kernels take (`upcast`) through complex64, as those kernels
+    compute them; integers get redux's RuntimeError (torch's, or the
+    RuntimeError it derives its NotImplementedError from); other dtypes
+    torch has no loop for, its NotImplementedError."""
     def run(x, *args, **kwargs):
-        if x.dtype == torch.complex32:
+        if x.dtype in upcast:
+            real = _HALF_COMPLEX[x.dtype]
             out = op(x.to(torch.complex64), *args, **kwargs)
-            return tuple(o.to(torch.float16 if not o.is_complex() else torch.complex32) for o in out) \
-                if isinstance(out, tuple) else out.to(torch.float16)
+            return tuple(o.to(x.dtype if o.is_complex() else real) for o in out) \
+                if isinstance(out, tuple) else out.to(real)
+        if x.dtype in _HALF_COMPLEX:
+            _torch_kernel_dtypes(kernel, x)
         if x.dtype.is_floating_point:
             _torch_kernel_dtypes(kernel, x, complex_too=True)
         return op(x, *args, **kwargs)
@@ -334,16 +344,18 @@ _COMPOSITES = {
         x, dim, correction=correction, keepdim=keepdim),
     "std.correction": lambda x, dim=None, *, correction=None, keepdim=False: _statistic(torch.ops.redux.std, "std")(
         x, dim, correction=correction, keepdim=keepdim),
+    # torch's var_mean and norm kernels take complex32, not bcomplex32
     "var_mean.correction": lambda x, dim=None, *, correction=None, keepdim=False: _statistic(
-        torch.ops.redux.var_mean, "std")(x, dim, correction=correction, keepdim=keepdim),
+        torch.ops.redux.var_mean, "std", (torch.complex32,))(x, dim, correction=correction, keepdim=keepdim),
     "linalg_vector_norm": lambda x, ord=2, dim=None, keepdim=False, *, dtype=None: _statistic(
-        torch.ops.redux.vector_norm, "norm")(x, ord, dim, keepdim, dtype=dtype),
+        torch.ops.redux.vector_norm, "norm", (torch.complex32,))(x, ord, dim, keepdim, dtype=dtype),
     # cross_entropy's and nll_loss's loss (its backward is elementwise: torch's)
     "nll_loss_forward": lambda x, target, weight, reduction, ignore_index: _nll_loss(
         x, target, weight, reduction, ignore_index, eager=True),
     # clip_grad_norm_'s per-tensor norms
     "_foreach_norm.Scalar": lambda tensors, ord=2, dtype=None: [
-        _statistic(torch.ops.redux.vector_norm, "norm")(t, ord, None, False, dtype=dtype) for t in tensors],
+        _statistic(torch.ops.redux.vector_norm, "norm", (torch.complex32,))(t, ord, None, False, dtype=dtype)
+        for t in tensors],
 }
 
 
