@@ -53,7 +53,7 @@ from typing import List, Optional, Tuple
 import torch
 import torch.distributed as dist
 
-from . import _C
+from ._dtypes import MEAN_SUM_DTYPE as _MEAN_SUM_DTYPE
 
 __all__ = ["sum", "mean", "cross_entropy", "unit_of"]
 
@@ -331,9 +331,6 @@ def _mean_dtypes(x_dtype, dtype):
     return out, _MEAN_SUM_DTYPE[out]
 
 
-# redux.mean's result dtype -> its sum's dtype: the shim's rule (plan.h mean_sum_dtype)
-_MEAN_SUM_DTYPE = {getattr(torch, out): getattr(torch, wide) for out, wide in _C.mean_dtypes()}
-
 
 @torch.library.custom_op("redux::_distributed_reduce", mutates_args=())
 def _exact(x: torch.Tensor, dim: Optional[List[int]], keepdim: bool, dtype: Optional[torch.dtype], group_name: str,
@@ -487,7 +484,7 @@ def _cross_entropy_problem(logits, target, ignore_index, reduction):
         return TypeError, f"argument 'target' must be a Tensor, got {type(target).__name__}"
     if logits.dim() != 2:
         return ValueError, f"argument 'logits' must be 2-D (tokens, vocab piece), got {logits.dim()}-D"
-    if logits.dtype not in _MEAN_SUM_DTYPE or not logits.dtype.is_floating_point:
+    if logits.dtype not in _MEAN_SUM_DTYPE:
         return TypeError, (f"argument 'logits' has dtype {logits.dtype} (expected float32, float64, float16 or "
                            "bfloat16)")
     if target.dtype != torch.int64 or target.shape != logits.shape[:1]:

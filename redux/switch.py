@@ -84,6 +84,7 @@ import warnings
 import torch
 
 from . import _C
+from ._dtypes import MEAN_SUM_DTYPE as _WIDE
 
 _lock = threading.Lock()
 _holders = 0        # enabled() blocks open now
@@ -235,11 +236,7 @@ _FUNCTIONAL = {
 }
 
 
-# Wide dtype of a floating result (the mean's sum dtype: the shim's rule).
-_WIDE = {getattr(torch, out): getattr(torch, wide) for out, wide in _C.mean_dtypes()}
-
-
-_FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+_FLOATS = tuple(_WIDE)  # the floating dtypes redux computes in
 
 
 def _torch_kernel_dtypes(kernel, *tensors, complex_too=False):
@@ -273,6 +270,12 @@ def _statistic(op, kernel, upcast=tuple(_HALF_COMPLEX)):
             _torch_kernel_dtypes(kernel, x, complex_too=True)
         return op(x, *args, **kwargs)
     return run
+
+
+def _softmax(kernel, op, x, dim, half_to_float):
+    """aten::_softmax / _log_softmax: redux's op (half_to_float: a float32 result)."""
+    _torch_kernel_dtypes(kernel, x)
+    return op(x, dim, torch.float32 if half_to_float else None)
 
 
 def _softmax_backward(grad, out, dim, input_dtype):
@@ -313,7 +316,7 @@ def _nll_loss(x, target, weight, reduction, ignore_index, *, eager):
         bad = valid & ((target < 0) | (target >= x.shape[-1]))
         if bool(bad.any()):
             raise IndexError(f"Target {int(target[bad][0])} is out of bounds.")
-    wide = _WIDE.get(x.dtype, torch.float64)
+    wide = _WIDE[x.dtype]
     safe = target.where(valid, torch.zeros((), dtype=target.dtype, device=target.device))
     picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1).to(wide)
     zero = torch.zeros((), dtype=wide, device=x.device)
@@ -330,32 +333,29 @@ def _nll_loss(x, target, weight, reduction, ignore_index, *, eager):
     return out.to(x.dtype), total_weight.to(x.dtype)
 
 
+_NORM = _statistic(torch.ops.redux.vector_norm, "norm", (torch.complex32,))
+
+
 # The other reductions of a model, on redux's ops: the eager kernels and the
 # decompositions compiled code traces (their gradients stay torch's
 # formulas, whose sums and means the switch routes too).
 _COMPOSITES = {
-    "_softmax": lambda x, dim, half_to_float: _torch_kernel_dtypes("softmax", x) or torch.ops.redux.softmax(
-        x, dim, torch.float32 if half_to_float else None),
-    "_log_softmax": lambda x, dim, half_to_float: _torch_kernel_dtypes("log_softmax", x) or
-    torch.ops.redux.log_softmax(x, dim, torch.float32 if half_to_float else None),
+    "_softmax": lambda x, dim, half_to_float: _softmax("softmax", torch.ops.redux.softmax, x, dim, half_to_float),
+    "_log_softmax": lambda x, dim, half_to_float: _softmax("log_softmax", torch.ops.redux.log_softmax, x, dim,
+                                                          half_to_float),
     "_softmax_backward_data": _softmax_backward,
     "_log_softmax_backward_data": _log_softmax_backward,
-    "var.correction": lambda x, dim=None, *, correction=None, keepdim=False: _statistic(torch.ops.redux.var, "std")(
-        x, dim, correction=correction, keepdim=keepdim),
-    "std.correction": lambda x, dim=None, *, correction=None, keepdim=False: _statistic(torch.ops.redux.std, "std")(
-        x, dim, correction=correction, keepdim=keepdim),
+    "var.correction": _statistic(torch.ops.redux.var, "std"),
+    "std.correction": _statistic(torch.ops.redux.std, "std"),
     # torch's var_mean and norm kernels take complex32, not bcomplex32
-    "var_mean.correction": lambda x, dim=None, *, correction=None, keepdim=False: _statistic(
-        torch.ops.redux.var_mean, "std", (torch.complex32,))(x, dim, correction=correction, keepdim=keepdim),
-    "linalg_vector_norm": lambda x, ord=2, dim=None, keepdim=False, *, dtype=None: _statistic(
-        torch.ops.redux.vector_norm, "norm", (torch.complex32,))(x, ord, dim, keepdim, dtype=dtype),
+    "var_mean.correction": _statistic(torch.ops.redux.var_mean, "std", (torch.complex32,)),
+    "linalg_vector_norm": _NORM,
     # cross_entropy's and nll_loss's loss (its backward is elementwise: torch's)
     "nll_loss_forward": lambda x, target, weight, reduction, ignore_index: _nll_loss(
         x, target, weight, reduction, ignore_index, eager=True),
     # clip_grad_norm_'s per-tensor norms
-    "_foreach_norm.Scalar": lambda tensors, ord=2, dtype=None: [
-        _statistic(torch.ops.redux.vector_norm, "norm", (torch.complex32,))(t, ord, None, False, dtype=dtype)
-        for t in tensors],
+    "_foreach_norm.Scalar": lambda tensors, ord=2, dtype=None: [_NORM(t, ord, None, False, dtype=dtype)
+                                                                for t in tensors],
 }
 
 

@@ -60,6 +60,16 @@ def random_tensor(shape, dtype, device, seed, offset=3.0):
     return x.to(dtype).to(device)
 
 
+def on_one_thread(fn):
+    """fn() with torch's intra-op threads set to one (then restored)."""
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        return fn()
+    finally:
+        torch.set_num_threads(threads)
+
+
 def torch_sum(x, dim=None, keepdim=False, dtype=None):
     if dim is None:
         return torch.sum(x, dtype=dtype) if not keepdim else torch.sum(x, dim=list(range(x.dim())), keepdim=True, dtype=dtype)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import redux
-from conftest import DEVICES, random_tensor
+from conftest import DEVICES, on_one_thread, random_tensor
 
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 CASES = [((1000,), 0), ((7, 1025), 1), ((7, 1025), 0), ((3, 5, 257), -1), ((4, 33, 17), 1), ((), 0)]
@@ -86,12 +86,7 @@ def test_rows_are_batch_invariant_and_bits_thread_independent(device):
             assert torch.equal(getattr(torch.ops.redux, name)(x[i:i + 1], 1), whole[i:i + 1])
     lse = torch.ops.redux.logsumexp(x, [1])
     assert torch.equal(torch.ops.redux.logsumexp(x[3:5], [1]), lse[3:5])
-    threads = torch.get_num_threads()
-    try:
-        torch.set_num_threads(1)
-        alone = torch.ops.redux.logsumexp(x, [0])
-    finally:
-        torch.set_num_threads(threads)
+    alone = on_one_thread(lambda: torch.ops.redux.logsumexp(x, [0]))
     assert torch.equal(alone, torch.ops.redux.logsumexp(x, [0]))
 
 

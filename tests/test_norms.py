@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import redux
-from conftest import DEVICES, random_tensor
+from conftest import DEVICES, on_one_thread, random_tensor
 
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 ORDS = [2, 1, 0, math.inf, -math.inf, 3, 0.5, -1.5]
@@ -106,12 +106,7 @@ def test_rows_are_batch_invariant_and_bits_thread_independent(device):
         whole = torch.ops.redux.vector_norm(x, ord, [1])
         for i in (0, 6):
             assert torch.equal(torch.ops.redux.vector_norm(x[i:i + 1], ord, [1]), whole[i:i + 1])
-    threads = torch.get_num_threads()
-    try:
-        torch.set_num_threads(1)
-        alone = torch.ops.redux.vector_norm(x, 2)
-    finally:
-        torch.set_num_threads(threads)
+    alone = on_one_thread(lambda: torch.ops.redux.vector_norm(x, 2))
     assert torch.equal(alone, torch.ops.redux.vector_norm(x, 2))
 
 

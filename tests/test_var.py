@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import redux
-from conftest import DEVICES, random_tensor
+from conftest import DEVICES, on_one_thread, random_tensor
 
 SHAPES_DIMS = [((1000,), None), ((7, 1025), [1]), ((7, 1025), [0]), ((3, 5, 257), [-1]), ((3, 5, 257), [0, 2]),
                ((2, 3, 4, 5), [1, 3]), ((), None), ((6, 4), [])]
@@ -102,12 +102,7 @@ def test_bits_are_batch_invariant_and_thread_independent(device):
     whole = torch.ops.redux.var(x, [1])
     for i in (0, 5):
         assert torch.equal(torch.ops.redux.var(x[i:i + 1], [1]), whole[i:i + 1])
-    threads = torch.get_num_threads()
-    try:
-        torch.set_num_threads(1)
-        alone = torch.ops.redux.var_mean(x, [0])
-    finally:
-        torch.set_num_threads(threads)
+    alone = on_one_thread(lambda: torch.ops.redux.var_mean(x, [0]))
     assert all(torch.equal(a, b) for a, b in zip(alone, torch.ops.redux.var_mean(x, [0])))
 
 

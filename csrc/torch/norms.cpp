@@ -18,10 +18,9 @@ namespace {
 
 constexpr const char *kNorm = "redux.vector_norm";
 
-// The dtypes the norm reads and computes in: redux's floating sums and their complex forms.
+// The dtypes the norm reads and computes in: redux's floating sums, and complex64 / complex128.
 bool norm_reads(at::ScalarType t) {
-  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16 || t == at::kComplexFloat ||
-         t == at::kComplexDouble;
+  return (at::isFloatingType(t) && to_redux(t).has_value()) || t == at::kComplexFloat || t == at::kComplexDouble;
 }
 
 // A root that is 0 where its argument is 0, with a zero gradient there (as
@@ -58,12 +57,14 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
   const std::vector<int64_t> reduced = reduced_dims(kNorm, x, dim);
   const double p = ord.toDouble();
   if (p < 0 || std::isinf(p)) {  // no identity: an empty reduction has no answer
-    const bool all = !dim.has_value() || dim->empty();
-    TORCH_CHECK(!all || x.sym_numel() != 0, kNorm, ": cannot compute the ", p,
-                " norm of an empty tensor: the operation has no identity");
-    for (int64_t d : reduced)
-      TORCH_CHECK(all || x.sym_size(d) != 0, kNorm, ": cannot compute the ", p, " norm over dim ", d,
-                  ", which is empty: the operation has no identity");
+    if (!dim.has_value() || dim->empty()) {
+      TORCH_CHECK(x.sym_numel() != 0, kNorm, ": cannot compute the ", p,
+                  " norm of an empty tensor: the operation has no identity");
+    } else {
+      for (int64_t d : reduced)
+        TORCH_CHECK(x.sym_size(d) != 0, kNorm, ": cannot compute the ", p, " norm over dim ", d,
+                    ", which is empty: the operation has no identity");
+    }
   }
   const at::ScalarType wide = mean_sum_dtype(out);
   const at::Tensor magnitude = (x.is_complex() ? x.to(at::toComplexType(wide)) : x.to(wide)).abs();

@@ -44,12 +44,11 @@ at::Tensor from_partials(const at::Tensor &partials, at::IntArrayRef layout) {
 }
 
 // Every rank's `bytes` (1-D uint8 of one length on every rank), in rank
-// order: [world, length]. Straight to the process group: torch's
+// order: [world, length]. The process group's all-gather through the
+// dispatcher op its member (renamed across torch versions) calls: torch's
 // functional collective adds a Python autograd layer that costs more than
-// the collective's launch. On NCCL, wait() orders the current stream after
-// it (no host block) and is graph-capturable.
-// The dispatcher's op, which ProcessGroup's member (renamed across torch
-// versions) calls.
+// the launch. On NCCL, wait() orders the current stream after it (no host
+// block) and is graph-capturable.
 at::Tensor all_gather(const at::Tensor &bytes, int64_t world, const std::string &group) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("c10d::_allgather_base_", "")
