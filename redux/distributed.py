@@ -105,19 +105,23 @@ def mean(x, dim=None, keepdim=False, *, dtype=None, group=None):
 
 
 def _reduce(op, x, dim, keepdim, dtype, group):
+    if not torch.compiler.is_compiling() and group is None:
+        spec = getattr(x, "_spec", None)  # a DTensor's
+        key = _call_key(op, x, spec, dim, keepdim, dtype) if spec is not None and not x.requires_grad else None
+        if key is not None:
+            known = _CALLS.get(key)
+            if known is not None:
+                return _call_known(op, x._local_tensor, keepdim, dtype, *known)
+            out = _reduce_dtensor(op, x, dim, keepdim, dtype, group)
+            if len(_CALLS) >= 64:
+                _CALLS.clear()
+            _CALLS[key] = _known_call(x, dim, out)
+            return out
     where = f"redux.distributed.{op}"
     dims = _dims(dim)
     dtensor = _dtensor_type()
     if dtensor is not None and isinstance(x, dtensor):
-        local, group, mesh, lengths = _dtensor_shards(x, group, where)
-        if group is None:  # replicated: every rank holds the whole tensor
-            one_device = torch.ops.redux.mean if op == "mean" else torch.ops.redux.sum
-            return _as_dtensor(one_device(local, dims, keepdim, dtype=dtype), mesh)
-        # a DTensor's metadata is the same on every rank: so is any problem, raised here with no collective
-        problem = _local_problem(op, local, dims, keepdim, dtype)
-        if problem:
-            raise problem[0](f"{where}: {problem[1]}")
-        return _as_dtensor(_run(op, local, dims, keepdim, dtype, group, lengths), mesh)
+        return _reduce_dtensor(op, x, dim, keepdim, dtype, group)
     if not dist.is_available() or not dist.is_initialized():
         raise RuntimeError(f"{where}: no process group: call torch.distributed.init_process_group first, "
                            "or pass a DTensor")
@@ -125,6 +129,66 @@ def _reduce(op, x, dim, keepdim, dtype, group):
     if problem:  # still enter the first collective, so that every rank raises, not just this one
         _agree(op, None, None, False, None, group, _comm_device(None, group), problem)
     return _run(op, x, dims, keepdim, dtype, group, None)
+
+
+def _reduce_dtensor(op, x, dim, keepdim, dtype, group):
+    where = f"redux.distributed.{op}"
+    dims = _dims(dim)
+    local, group, mesh, lengths = _dtensor_shards(x, group, where)
+    if group is None:  # replicated: every rank holds the whole tensor
+        one_device = torch.ops.redux.mean if op == "mean" else torch.ops.redux.sum
+        return _as_dtensor(one_device(local, dims, keepdim, dtype=dtype), mesh)
+    # a DTensor's metadata is the same on every rank: so is any problem, raised here with no collective
+    problem = _local_problem(op, local, dims, keepdim, dtype)
+    if problem:
+        raise problem[0](f"{where}: {problem[1]}")
+    return _as_dtensor(_run(op, local, dims, keepdim, dtype, group, lengths), mesh)
+
+
+# A DTensor call that needs no gradient, once it has succeeded, by (op, mesh
+# id, input spec, dim, keepdim, dtype, local rows) -> what it found: the
+# group, this rank, the lengths, where the collective's buffers live, the
+# result's spec. The checks and lookups of a first call cost more host time
+# than the collective; a training step repeats a few calls.
+_CALLS = {}
+
+
+def _call_key(op, x, spec, dim, keepdim, dtype):
+    """The key of a call on DTensor x in _CALLS; None if an argument is not
+    hashable (the full path then names the bad argument)."""
+    try:
+        key = (op, id(spec.mesh), spec, dim if dim is None or isinstance(dim, int) else tuple(dim), keepdim,
+               dtype, x._local_tensor.shape[:1])
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _known_call(x, dim, out):
+    """The facts `_call_known` needs, of a successful call on DTensor x."""
+    local, group, mesh, lengths = _dtensor_shards(x, None, "")
+    name = None if group is None else group.group_name
+    rank = None if group is None else _group_facts(group)[0]
+    device = None if group is None else _comm_device(local, group)
+    return mesh, _dims(dim), name, group, rank, lengths, device, out._spec
+
+
+def _call_known(op, local, keepdim, dtype, mesh, dims, name, group, rank, lengths, device, out_spec):
+    if group is None:  # replicated
+        out = (torch.ops.redux.mean if op == "mean" else torch.ops.redux.sum)(local, dims, keepdim, dtype=dtype)
+    elif op == "sum":
+        out = torch.ops.redux._sum_shards.default(local, lengths, rank, dims, keepdim, dtype, name, device)
+    else:
+        out = _shards_reduce(True, local, dims, keepdim, dtype, group, lengths)[0]
+    return _new_dtensor(out, out_spec)
+
+
+def _new_dtensor(local, spec):
+    """DTensor(local, spec) without its __init__, which does nothing but
+    costs a few microseconds of decorators."""
+    cls = _dtensor_type()
+    return cls.__new__(cls, local, spec, requires_grad=False)
 
 
 def _run(op, x, dims, keepdim, dtype, group, lengths):
@@ -568,7 +632,7 @@ def _as_dtensor(result, mesh):
         if len(_SPECS) >= 64:
             _SPECS.clear()
         _SPECS[key] = known
-    return DTensor(result, known[0], requires_grad=False)
+    return _new_dtensor(result, known[0])
 
 
 _SPECS = {}  # (id(mesh), shape, stride, dtype) -> (Replicate spec, mesh)

@@ -86,6 +86,18 @@ def check_dtensor(rank, world, device):
     got = rd.sum(dx, [0, 2])
     if got.placements != (Replicate(),) or not torch.equal(got.to_local(), torch.ops.redux.sum(x, [0, 2])):
         failures.append("exact mode on a Shard(0) DTensor differs from the one-device sum")
+    # a call repeated on DTensors of the same spec (from the second on, the
+    # known-call path), and the same spec with another op, dim or new data
+    for placement in (Shard(0), Replicate()):
+        for op, one_device in ((rd.sum, torch.ops.redux.sum), (rd.mean, torch.ops.redux.mean)):
+            for dim in (None, [0], 2, [1, 2]):
+                for seed in (7, 7, 9):
+                    y = x if seed == 7 else whole(x.shape, torch.float32, seed, device)
+                    got = op(distribute_tensor(y, mesh, [placement]), dim)
+                    ref = one_device(y, [dim] if isinstance(dim, int) else dim)
+                    if got.placements != (Replicate(),) or not torch.equal(got.to_local(), ref):
+                        failures.append(f"exact {op.__name__} on a {placement} DTensor, dim={dim}, seed {seed}: "
+                                        "differs from the one-device result")
     odd = whole((2 * world + 1, 3, 70001 // world), torch.float32, 8, device)  # uneven Shard(0) pieces
     for dim in (None, [0], [2]):
         got = rd.sum(distribute_tensor(odd, mesh, [Shard(0)]), dim)

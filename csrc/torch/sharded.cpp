@@ -16,10 +16,8 @@ namespace {
 constexpr const char *kShardOp = "redux._sum_sharding";
 }
 
-std::tuple<at::Tensor, std::vector<int64_t>> sharding_impl(const at::Tensor &x, at::IntArrayRef global_sizes,
-                                                            at::OptionalIntArrayRef dim,
-                                                            std::optional<at::ScalarType> dtype,
-                                                            const ShardBackend &backend) {
+ShardLayout shard_layout(const at::Tensor &x, at::IntArrayRef global_sizes, at::OptionalIntArrayRef dim,
+                         std::optional<at::ScalarType> dtype, const ShardBackend &backend) {
   TORCH_CHECK(x.dim() >= 1, kShardOp, ": argument 'x' must have a dim 0 to be sharded on");
   TORCH_CHECK((int64_t)global_sizes.size() == x.dim(), kShardOp, ": argument 'global_sizes' has ",
               global_sizes.size(), " dims, the shard ", x.dim());
@@ -29,13 +27,14 @@ std::tuple<at::Tensor, std::vector<int64_t>> sharding_impl(const at::Tensor &x, 
   TORCH_CHECK(x.size(0) <= global_sizes[0], kShardOp, ": the shard has more of dim 0 than the whole tensor");
   const at::Tensor whole = at::empty(global_sizes, x.options().device(at::kMeta));
   const SumPlan plan = plan_sum_any_device("redux.distributed.sum", whole, dim, false, dtype);
-  std::vector<int64_t> layout(kLayoutFields, 0);
+  ShardLayout out{std::vector<int64_t>(kLayoutFields, 0), plan.input_perm};
+  std::vector<int64_t> &layout = out.fields;
   layout[kInType] = plan.in_t;
   layout[kOutType] = plan.out_t;
   layout[kRole] = sum_spec(kShardOp, whole, dim, dtype).reduced[0] ? 0 : 1;
   if (plan.trivial) {
     layout[kFamily] = -1;
-    return {x, layout};
+    return out;
   }
   const redux_shape s = plan.shape;
   layout[kFamily] = plan.family;
@@ -48,14 +47,28 @@ std::tuple<at::Tensor, std::vector<int64_t>> sharding_impl(const at::Tensor &x, 
   const int64_t role_size = layout[kRole] == 0 ? s.n : s.outer;
   TORCH_CHECK(role_size % global_sizes[0] == 0, kShardOp, ": internal: dim 0 does not lead its group");
   layout[kPerIndex] = role_size / global_sizes[0];
-  // The shard in the kernels' view: the whole tensor's permutation, then
-  // its dim-0 rows become rows of n (role 0) or slices of outer (role 1).
-  at::Tensor v = x.to(scalar_type_of(plan.in_t));
-  if (!plan.input_perm.empty()) v = v.permute(plan.input_perm);
-  const int64_t held = x.size(0) * layout[kPerIndex];
-  v = layout[kRole] == 0 ? v.contiguous().reshape({s.outer, held, s.inner})
-                         : v.contiguous().reshape({held, s.n, s.inner});
-  return {v, layout};
+  return out;
+}
+
+at::Tensor shard_view(const at::Tensor &x, const ShardLayout &layout) {
+  const std::vector<int64_t> &f = layout.fields;
+  if (f[kFamily] < 0) return x;
+  // The whole tensor's permutation, then the shard's dim-0 rows become rows
+  // of n (role 0) or slices of outer (role 1).
+  at::Tensor v = x.to(scalar_type_of((redux_dtype)f[kInType]));
+  if (!layout.perm.empty()) v = v.permute(layout.perm);
+  const int64_t held = x.size(0) * f[kPerIndex];
+  return f[kRole] == 0 ? v.contiguous().reshape({f[kOuter], held, f[kInner]})
+                       : v.contiguous().reshape({held, f[kN], f[kInner]});
+}
+
+std::tuple<at::Tensor, std::vector<int64_t>> sharding_impl(const at::Tensor &x, at::IntArrayRef global_sizes,
+                                                            at::OptionalIntArrayRef dim,
+                                                            std::optional<at::ScalarType> dtype,
+                                                            const ShardBackend &backend) {
+  ShardLayout layout = shard_layout(x, global_sizes, dim, dtype, backend);
+  at::Tensor view = shard_view(x, layout);
+  return {view, std::move(layout.fields)};
 }
 
 redux_shape checked_layout(const char *op, at::IntArrayRef layout, const ShardBackend &backend) {

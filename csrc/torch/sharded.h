@@ -31,8 +31,19 @@ struct ShardBackend {
   size_t (*acc_bytes)(redux_dtype, redux_dtype);
 };
 
-// The local shard x (dim 0 cut out of a tensor of global_sizes) as the
-// kernels read it, [outer held, n held, inner], and the layout.
+// The layout of a shard of x's dtype and trailing sizes cut out of a tensor
+// of global_sizes, and the permutation that brings the dims into the
+// plan's order (empty: none). A function of sizes, dims and dtypes only.
+struct ShardLayout {
+  std::vector<int64_t> fields;  // LayoutField entries
+  std::vector<int64_t> perm;
+};
+ShardLayout shard_layout(const at::Tensor &x, at::IntArrayRef global_sizes, at::OptionalIntArrayRef dim,
+                         std::optional<at::ScalarType> dtype, const ShardBackend &backend);
+// The shard x as the kernels read it: [outer held, n held, inner].
+at::Tensor shard_view(const at::Tensor &x, const ShardLayout &layout);
+
+// Both: the _sum_sharding op.
 std::tuple<at::Tensor, std::vector<int64_t>> sharding_impl(const at::Tensor &x, at::IntArrayRef global_sizes,
                                                             at::OptionalIntArrayRef dim,
                                                             std::optional<at::ScalarType> dtype,

@@ -11,6 +11,9 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,9 +25,6 @@ namespace {
 
 constexpr const char *kOp = "redux._sum_shards";
 
-using ShardingFn = std::tuple<at::Tensor, std::vector<int64_t>>(const at::Tensor &, at::IntArrayRef,
-                                                                 at::OptionalIntArrayRef,
-                                                                 std::optional<at::ScalarType>);
 using PartialsFn = at::Tensor(const at::Tensor &, at::IntArrayRef, int64_t, int64_t);
 using FinishFn = at::Tensor(const at::Tensor &, at::IntArrayRef);
 
@@ -47,8 +47,8 @@ at::Tensor from_partials(const at::Tensor &partials, at::IntArrayRef layout) {
 // order: [world, length]. The process group's all-gather through the
 // dispatcher op its member (renamed across torch versions) calls: torch's
 // functional collective adds a Python autograd layer that costs more than
-// the launch. On NCCL, wait() orders the current stream after it (no host
-// block) and is graph-capturable.
+// the launch. Synchronous, as dist.all_reduce's default: NCCL then runs on
+// the current stream (no side stream, event or host block; graph-capturable).
 at::Tensor all_gather(const at::Tensor &bytes, int64_t world, const std::string &group) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("c10d::_allgather_base_", "")
@@ -58,7 +58,7 @@ at::Tensor all_gather(const at::Tensor &bytes, int64_t world, const std::string 
   at::Tensor in = bytes;
   at::Tensor out = at::empty({world * bytes.numel()}, bytes.options());
   const c10d::AllgatherOptions defaults;
-  std::get<1>(op.call(out, in, c10d::resolve_process_group(group), defaults.asyncOp, defaults.timeout.count()))
+  std::get<1>(op.call(out, in, c10d::resolve_process_group(group), /*asyncOp=*/false, defaults.timeout.count()))
       ->wait();
   return out.view({world, bytes.numel()});
 }
@@ -210,6 +210,45 @@ at::Tensor sum_cut_n(const at::Tensor &view, at::IntArrayRef layout, const std::
   return from_partials(ordered.size() == 1 ? ordered[0] : at::cat(ordered, 1), layout);
 }
 
+// What a call decides from sizes, dims and dtypes alone: the layout and
+// the result's shape. Kept per (device, dtype, sizes of the whole tensor,
+// dim, keepdim, dtype): a training step repeats a few of them, and
+// planning costs more host time than the collective.
+struct ShardsPlan {
+  ShardLayout layout;
+  std::vector<int64_t> shape;
+};
+
+std::shared_ptr<const ShardsPlan> shards_plan(const at::Tensor &x, int64_t total, at::OptionalIntArrayRef dim,
+                                              bool keepdim, std::optional<at::ScalarType> dtype) {
+  std::vector<int64_t> key{(int64_t)x.device().type(), x.device().index(), (int64_t)x.scalar_type(),
+                           dtype ? (int64_t)*dtype : -1, keepdim, dim.has_value(), total};
+  key.insert(key.end(), x.sizes().begin() + 1, x.sizes().end());
+  key.push_back(-1);  // sizes end here, dims follow
+  if (dim) key.insert(key.end(), dim->begin(), dim->end());
+  static std::mutex lock;
+  static std::map<std::vector<int64_t>, std::shared_ptr<const ShardsPlan>> known;
+  {
+    const std::lock_guard<std::mutex> hold(lock);
+    const auto it = known.find(key);
+    if (it != known.end()) return it->second;
+  }
+  std::vector<int64_t> whole(x.sizes().begin(), x.sizes().end());
+  whole[0] = total;
+  const SumSpec spec = sum_spec(kOp, at::empty(whole, x.options().device(at::kMeta)), dim, dtype);
+#ifdef REDUX_WITH_CUDA
+  const ShardBackend &backend = x.is_cuda() ? kCudaTree : kCpuTree;
+#else
+  const ShardBackend &backend = kCpuTree;
+#endif
+  auto plan = std::make_shared<const ShardsPlan>(
+      ShardsPlan{shard_layout(x, whole, dim, dtype, backend), result_shape<int64_t>(whole, spec.reduced, keepdim)});
+  const std::lock_guard<std::mutex> hold(lock);
+  if (known.size() >= 256) known.clear();
+  known.emplace(std::move(key), plan);
+  return plan;
+}
+
 at::Tensor sum_shards(const at::Tensor &x, at::IntArrayRef lengths, int64_t rank, at::OptionalIntArrayRef dim,
                       bool keepdim, std::optional<at::ScalarType> dtype, c10::string_view group_name,
                       c10::Device comm) {
@@ -225,17 +264,16 @@ at::Tensor sum_shards(const at::Tensor &x, at::IntArrayRef lengths, int64_t rank
   }
   TORCH_CHECK(rows[rank] == x.size(0), kOp, ": argument 'x' has ", x.size(0), " rows of dim 0 where 'lengths' says ",
               rows[rank], " for this rank");
-  std::vector<int64_t> whole(x.sizes().begin(), x.sizes().end());
-  whole[0] = total;
-  const at::Tensor whole_meta = at::empty(whole, x.options().device(at::kMeta));
-  const SumSpec spec = sum_spec(kOp, whole_meta, dim, dtype);
-  const std::vector<int64_t> shape = result_shape<int64_t>(whole, spec.reduced, keepdim);
+  const std::shared_ptr<const ShardsPlan> plan = shards_plan(x, total, dim, keepdim, dtype);
+  const std::vector<int64_t> &shape = plan->shape;
+  const at::IntArrayRef layout = plan->layout.fields;
   const std::string group(group_name);
-
-  static const auto sharding = redux_op<ShardingFn>("redux::_sum_sharding");
-  const auto [view, layout] = sharding.call(x, whole, dim, dtype);
-  if (layout[kFamily] < 0)  // nothing to add: the whole tensor is empty
+  if (layout[kFamily] < 0) {  // nothing to add: the whole tensor is empty
+    std::vector<int64_t> whole(x.sizes().begin(), x.sizes().end());
+    whole[0] = total;
     return sum_op().call(at::empty(whole, x.options()), dim, keepdim, dtype);
+  }
+  const at::Tensor view = shard_view(x, plan->layout);
   const bool kept0 = layout[kRole] == 1;
   if (layout[kUnits] < 2) {
     if (kept0 && layout[kFamily] == REDUX_ROWS) {  // rows of a batch keep their one-device tree
