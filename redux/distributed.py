@@ -107,15 +107,20 @@ def mean(x, dim=None, keepdim=False, *, dtype=None, group=None):
 def _reduce(op, x, dim, keepdim, dtype, group):
     if not torch.compiler.is_compiling() and group is None:
         spec = getattr(x, "_spec", None)  # a DTensor's
-        key = _call_key(op, x, spec, dim, keepdim, dtype) if spec is not None and not x.requires_grad else None
-        if key is not None:
-            known = _CALLS.get(key)
+        if spec is not None and not x.requires_grad:
+            try:
+                key = (op, id(spec.mesh), spec, dim if dim is None or isinstance(dim, int) else tuple(dim), keepdim,
+                       dtype, x._local_tensor.shape[:1])
+                known = _CALLS.get(key)
+            except TypeError:  # an unhashable argument: the full path names it
+                key = known = None
             if known is not None:
                 return _call_known(op, x._local_tensor, keepdim, dtype, *known)
             out = _reduce_dtensor(op, x, dim, keepdim, dtype, group)
-            if len(_CALLS) >= 64:
-                _CALLS.clear()
-            _CALLS[key] = _known_call(x, dim, out)
+            if key is not None:
+                if len(_CALLS) >= 64:
+                    _CALLS.clear()
+                _CALLS[key] = _known_call(x, dim, out)
             return out
     where = f"redux.distributed.{op}"
     dims = _dims(dim)
@@ -153,35 +158,23 @@ def _reduce_dtensor(op, x, dim, keepdim, dtype, group):
 _CALLS = {}
 
 
-def _call_key(op, x, spec, dim, keepdim, dtype):
-    """The key of a call on DTensor x in _CALLS; None if an argument is not
-    hashable (the full path then names the bad argument)."""
-    try:
-        key = (op, id(spec.mesh), spec, dim if dim is None or isinstance(dim, int) else tuple(dim), keepdim,
-               dtype, x._local_tensor.shape[:1])
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
 def _known_call(x, dim, out):
     """The facts `_call_known` needs, of a successful call on DTensor x."""
     local, group, mesh, lengths = _dtensor_shards(x, None, "")
     name = None if group is None else group.group_name
     rank = None if group is None else _group_facts(group)[0]
     device = None if group is None else _comm_device(local, group)
-    return mesh, _dims(dim), name, group, rank, lengths, device, out._spec
+    return mesh, _dims(dim), name, group, rank, lengths, device, out._spec, type(out)
 
 
-def _call_known(op, local, keepdim, dtype, mesh, dims, name, group, rank, lengths, device, out_spec):
+def _call_known(op, local, keepdim, dtype, mesh, dims, name, group, rank, lengths, device, out_spec, cls):
     if group is None:  # replicated
         out = (torch.ops.redux.mean if op == "mean" else torch.ops.redux.sum)(local, dims, keepdim, dtype=dtype)
     elif op == "sum":
         out = torch.ops.redux._sum_shards.default(local, lengths, rank, dims, keepdim, dtype, name, device)
     else:
         out = _shards_reduce(True, local, dims, keepdim, dtype, group, lengths)[0]
-    return _new_dtensor(out, out_spec)
+    return cls.__new__(cls, out, out_spec, requires_grad=False)  # no __init__: see _new_dtensor
 
 
 def _new_dtensor(local, spec):

@@ -25,22 +25,21 @@ namespace {
 
 constexpr const char *kOp = "redux._sum_shards";
 
-using PartialsFn = at::Tensor(const at::Tensor &, at::IntArrayRef, int64_t, int64_t);
-using FinishFn = at::Tensor(const at::Tensor &, at::IntArrayRef);
 
-template <typename Fn>
-c10::TypedOperatorHandle<Fn> redux_op(const char *name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Fn>();
-}
-
+// The sharded ops of this device's backend, called directly: the
+// dispatcher's layers cost more host time than the launch.
 at::Tensor unit_partials(const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1) {
-  static const auto op = redux_op<PartialsFn>("redux::_sum_unit_partials");
-  return op.call(view, layout, u0, u1);
+#ifdef REDUX_WITH_CUDA
+  if (view.is_cuda()) return unit_partials_cuda(view, layout, u0, u1);
+#endif
+  return unit_partials_cpu(view, layout, u0, u1);
 }
 
 at::Tensor from_partials(const at::Tensor &partials, at::IntArrayRef layout) {
-  static const auto op = redux_op<FinishFn>("redux::_sum_from_partials");
-  return op.call(partials, layout);
+#ifdef REDUX_WITH_CUDA
+  if (partials.is_cuda()) return from_partials_cuda(partials, layout);
+#endif
+  return from_partials_cpu(partials, layout);
 }
 
 // Every rank's `bytes` (1-D uint8 of one length on every rank), in rank
@@ -58,8 +57,9 @@ at::Tensor all_gather(const at::Tensor &bytes, int64_t world, const std::string 
   at::Tensor in = bytes;
   at::Tensor out = at::empty({world * bytes.numel()}, bytes.options());
   const c10d::AllgatherOptions defaults;
-  std::get<1>(op.call(out, in, c10d::resolve_process_group(group), /*asyncOp=*/false, defaults.timeout.count()))
-      ->wait();
+  const auto work =
+      std::get<1>(op.call(out, in, c10d::resolve_process_group(group), /*asyncOp=*/false, defaults.timeout.count()));
+  if (work) work->wait();  // a synchronous NCCL collective may return no work
   return out.view({world, bytes.numel()});
 }
 
