@@ -47,8 +47,8 @@ REDUCTIONS = {
     "nll_loss_backward": "elementwise (its total weight is redux's): torch's kernel",
     "nll_loss2d_forward": "cross_entropy over images reduces inside its own kernel",
     "norm": "aten::norm is not routed (linalg_vector_norm is)",
-    "native_layer_norm": "layer_norm reduces inside its own kernel",
-    "_fused_rms_norm": "rms_norm reduces inside its own kernel",
+    "native_layer_norm": "", "native_layer_norm_backward": "", "_fused_rms_norm": "",
+    "_fused_rms_norm_backward": "",
 }
 
 

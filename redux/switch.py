@@ -18,10 +18,11 @@ The other reductions of a training step run redux's ops too, with
 torch's values, error types and (other) gradient formulas:
 aten::_softmax / _log_softmax and their _backward_data (the sums in the
 wide dtype), var / std / var_mean (.correction), linalg_vector_norm,
-_foreach_norm (clip_grad_norm_'s) and nll_loss_forward (cross_entropy's
-loss), eager and compiled (_COMPOSITES). Not routed: amax / amin (exact in
-any order; redux has no max kernel), native_layer_norm and _fused_rms_norm
-and their backward (their own kernels), nll_loss's backward (elementwise).
+_foreach_norm (clip_grad_norm_'s), nll_loss_forward (cross_entropy's
+loss), native_layer_norm and _fused_rms_norm (F.layer_norm, F.rms_norm)
+and their backward, eager and compiled (_COMPOSITES). Not routed: amax /
+amin (exact in any order; redux has no max kernel), nll_loss's backward
+(elementwise).
 
 What each call gets: redux.sum's guarantees (bits that depend only on the
 values, shape, layout and dtype; fp64 accumulation for float32; batch
@@ -54,7 +55,7 @@ switch's bits. Only the sums and means eager routes: those the model calls,
 and those of ops whose eager kernels call them (logsumexp, mse_loss,
 l1_loss); the routed ops above decompose into the functions their eager
 kernels run; the sums Inductor makes when it decomposes an op the switch
-does not route (layer_norm, ...) stay Inductor's, as they stay torch's in
+does not route (group_norm, ...) stay Inductor's, as they stay torch's in
 eager. A graph pass (Inductor's
 post_grad_custom_post_pass) routes, by the same rule, the sums Inductor's
 own passes add later. Turning the switch on or off resets torch.compile's
@@ -333,6 +334,111 @@ def _nll_loss(x, target, weight, reduction, ignore_index, *, eager):
     return out.to(x.dtype), total_weight.to(x.dtype)
 
 
+def _checked_by_meta(op, *args):
+    """torch's argument errors of `op` (shapes, weights), from its meta kernel."""
+    op(*(torch.empty(a.shape, dtype=a.dtype, device="meta") if isinstance(a, torch.Tensor) else a for a in args))
+
+
+def _normalized(x, normalized_shape):
+    """(the dims before the normalized ones, the normalized dims)."""
+    axis = x.dim() - len(normalized_shape)
+    return list(range(axis)), list(range(axis, x.dim()))
+
+
+def _stat_dtype(x):
+    """The dtype of layer_norm's mean / rstd and rms_norm's rstd: float32
+    for 16-bit inputs (the CPU's layer_norm keeps the input's), else the
+    input's."""
+    return torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+
+
+def _layer_norm(x, normalized_shape, weight, bias, eps, *, eager=True):
+    """aten::native_layer_norm: the mean and (biased) variance over the
+    normalized dims by redux.var_mean in the wide dtype, each output
+    rounded once. Traced (eager False), torch has checked the arguments."""
+    _torch_kernel_dtypes("layer_norm", x, weight, bias)
+    if eager:
+        _checked_by_meta(torch.ops.aten.native_layer_norm, x, normalized_shape, weight, bias, eps)
+    _, dims = _normalized(x, normalized_shape)
+    wide = _WIDE[x.dtype]
+    xw = x.to(wide)
+    var, mean = torch.ops.redux.var_mean(xw, dims, correction=0, keepdim=True)
+    rstd = var.add(eps).rsqrt()
+    out = xw.sub(mean).mul(rstd)
+    if weight is not None:
+        out = out.mul(weight.to(wide))
+    if bias is not None:
+        out = out.add(bias.to(wide))
+    stat = x.dtype if x.device.type == "cpu" else _stat_dtype(x)
+    return out.to(x.dtype), mean.to(stat), rstd.to(stat)
+
+
+def _sum_over(t, dims):
+    """redux.sum of t over dims; t itself for no dims (torch.sum's [] means all)."""
+    return torch.ops.redux.sum(t, dims) if dims else t
+
+
+def _layer_norm_backward(grad, x, normalized_shape, mean, rstd, weight, bias, output_mask):
+    """aten::native_layer_norm_backward: torch's formula in the wide dtype,
+    its means over the normalized dims and sums over the others by redux."""
+    _torch_kernel_dtypes("layer_norm_backward", grad, x)
+    outer, dims = _normalized(x, normalized_shape)
+    wide = _WIDE[x.dtype]
+    g, rs = grad.to(wide), rstd.to(wide)
+    xhat = x.to(wide).sub(mean.to(wide)).mul(rs)
+    gw = g.mul(weight.to(wide)) if weight is not None else g
+    dx = dweight = dbias = None
+    if output_mask[0]:
+        a = torch.ops.redux.mean(gw, dims, True)
+        b = torch.ops.redux.mean(gw.mul(xhat), dims, True)
+        dx = gw.sub(a).sub(xhat.mul(b)).mul(rs).to(x.dtype)
+    if output_mask[1] and weight is not None:
+        dweight = _sum_over(g.mul(xhat), outer).to(weight.dtype)
+    if output_mask[2] and bias is not None:
+        dbias = _sum_over(g, outer).to(bias.dtype)
+    return dx, dweight, dbias
+
+
+def _rms_eps(x, eps):
+    return eps if eps is not None else torch.finfo(_stat_dtype(x)).eps
+
+
+def _rms_norm(x, normalized_shape, weight, eps, *, eager=True):
+    """aten::_fused_rms_norm: the mean of squares over the normalized dims
+    by redux.mean in the wide dtype, each output rounded once (eager: as
+    for _layer_norm)."""
+    # torch's CPU composite takes complex inputs too (its x**2, not |x|**2)
+    _torch_kernel_dtypes("rms_norm", x, weight, complex_too=x.device.type == "cpu")
+    if eager:
+        _checked_by_meta(torch.ops.aten._fused_rms_norm, x, normalized_shape, weight, eps)
+    _, dims = _normalized(x, normalized_shape)
+    wide = _WIDE.get(x.dtype, x.dtype)
+    xw = x.to(wide)
+    mean = torch.mean if x.is_complex() else torch.ops.redux.mean  # the switch's mean takes complex
+    rstd = mean(xw.mul(xw), dims, True).add(_rms_eps(x, eps)).rsqrt()
+    out = xw.mul(rstd)
+    if weight is not None:
+        out = out.mul(weight.to(wide))
+    return out.to(x.dtype), rstd.to(_stat_dtype(x))
+
+
+def _rms_norm_backward(grad, x, normalized_shape, rstd, weight, output_mask):
+    """aten::_fused_rms_norm_backward: torch's formula in the wide dtype, its
+    mean over the normalized dims and sum over the others by redux."""
+    _torch_kernel_dtypes("rms_norm_backward", grad, x)
+    outer, dims = _normalized(x, normalized_shape)
+    wide = _WIDE[x.dtype]
+    g, rs = grad.to(wide), rstd.to(wide)
+    xhat = x.to(wide).mul(rs)
+    gw = g.mul(weight.to(wide)) if weight is not None else g
+    dx = dweight = None
+    if output_mask[0]:
+        dx = gw.sub(xhat.mul(torch.ops.redux.mean(gw.mul(xhat), dims, True))).mul(rs).to(x.dtype)
+    if output_mask[1] and weight is not None:
+        dweight = _sum_over(g.mul(xhat), outer).to(weight.dtype)
+    return dx, dweight
+
+
 _NORM = _statistic(torch.ops.redux.vector_norm, "norm", (torch.complex32,))
 
 
@@ -356,6 +462,11 @@ _COMPOSITES = {
     # clip_grad_norm_'s per-tensor norms
     "_foreach_norm.Scalar": lambda tensors, ord=2, dtype=None: [_NORM(t, ord, None, False, dtype=dtype)
                                                                 for t in tensors],
+    "native_layer_norm": _layer_norm,
+    "native_layer_norm_backward": _layer_norm_backward,
+    # F.rms_norm's (on the CPU, torch composes it from aten ops; the switch's kernel takes its place there too)
+    "_fused_rms_norm": _rms_norm,
+    "_fused_rms_norm_backward": _rms_norm_backward,
 }
 
 
@@ -405,7 +516,7 @@ def _register():
 # The ops whose eager kernels reach aten::sum / aten::mean through the
 # dispatcher or are routed themselves, so that the eager switch routes their
 # sums. In compiled code the sums and means traced for any other op
-# (layer_norm, ...: kernels of their own in eager, decomposed by Inductor)
+# (group_norm, ...: kernels of their own in eager, decomposed by Inductor)
 # stay Inductor's, as eager leaves them to torch: compiled and eager route
 # the same reductions.
 _ROUTED_IN_EAGER = ("aten::sum", "aten::mean", "aten::logsumexp", "aten::mse_loss", "aten::l1_loss") + tuple(
@@ -492,6 +603,10 @@ def _install_compiled_routes():
     # traced: no data-dependent check (torch's own decomposition has none)
     routes[torch.ops.aten.nll_loss_forward.default] = lambda x, target, weight, reduction, ignore_index: _nll_loss(
         x, target, weight, reduction, ignore_index, eager=False)
+    routes[torch.ops.aten.native_layer_norm.default] = lambda x, shape, weight, bias, eps: _layer_norm(
+        x, shape, weight, bias, eps, eager=False)
+    routes[torch.ops.aten._fused_rms_norm.default] = lambda x, shape, weight, eps: _rms_norm(
+        x, shape, weight, eps, eager=False)
     before = {op: decompositions[op] for op in routes if op in decompositions}
     decompositions.update(routes)
     if fast_random_decomps is not None:

@@ -218,6 +218,8 @@ def test_compiled_code_routes_what_eager_routes(device):
         "var": (lambda t: t.var(-1), True),
         "vector_norm": (lambda t: torch.linalg.vector_norm(t, 2, -1), True),
         "amax": (lambda t: t.amax(-1), False),
+        "layer_norm": (lambda t: F.layer_norm(t, [64], y[0], y[1]), True),
+        "rms_norm": (lambda t: F.rms_norm(t, [8, 64]), True),
         "logsumexp": (lambda t: t.logsumexp(-1), True),
         "mse_loss": (lambda t: F.mse_loss(t, y), True),
         "l1_loss": (lambda t: F.l1_loss(t, y), True),
@@ -413,6 +415,66 @@ def test_the_other_reductions_of_a_model_run_on_redux_with_torchs_answers(device
     assert "redux::vector_norm" in names
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_layer_norm_and_rms_norm_run_on_redux_with_torchs_answers(device, dtype):
+    """native_layer_norm and _fused_rms_norm (F.layer_norm, F.rms_norm) and
+    their backward under the switch: torch's outputs (values, dtypes and
+    shapes of the saved statistics too) and gradients of the input, weight
+    and bias, within the dtype's tolerance; forward and backward reduce on
+    redux; the statistics of a row do not depend on the batch."""
+    import torch.nn.functional as F
+    x = random_tensor((4, 6, 96), dtype, device, seed=31)
+    w, b = random_tensor((96,), dtype, device, seed=32), random_tensor((96,), dtype, device, seed=33)
+    tol = {"rtol": 2e-2, "atol": 2e-2} if dtype == torch.bfloat16 else {"rtol": 1e-5, "atol": 1e-5}
+    aten = torch.ops.aten
+    forms = {
+        "layer_norm": (lambda t, w, b: F.layer_norm(t, [96], w, b), True),
+        "layer_norm over two dims, no affine": (lambda t, w, b: F.layer_norm(t, [6, 96]), False),
+        "rms_norm": (lambda t, w, b: F.rms_norm(t, [96], w), True),
+        "rms_norm over every dim, eps": (lambda t, w, b: F.rms_norm(t, [4, 6, 96], eps=1e-3), False),
+    }
+    for name, (fn, affine) in forms.items():
+        grads = []
+        for on in (False, True):
+            t, tw, tb = (v.clone().requires_grad_() for v in (x, w, b))
+            with redux.enabled() if on else _off():
+                y = fn(t, tw, tb)
+                y.float().square().sum().backward()
+                if on:
+                    c = x.clone().requires_grad_()
+                    names = ops_called(lambda: fn(c, w, b).float().square().sum().backward())
+            grads.append((y.detach(), t.grad) + ((tw.grad, tb.grad) if affine else ()))
+        want, got = grads
+        assert got[0].dtype == want[0].dtype and got[0].shape == want[0].shape, name
+        for g, v in zip(got, want):
+            if v is None:  # rms_norm has no bias
+                assert g is None, name
+                continue
+            scale = max(v.abs().max().item(), 1.0)
+            torch.testing.assert_close(g, v, rtol=tol["rtol"], atol=tol["atol"] * scale, msg=name)
+        assert "redux::sum" in names and ({"redux::mean", "redux::var_mean"} & names), (name, names)
+    # the saved statistics, as the aten ops give them
+    for call in (lambda: aten.native_layer_norm(x, [96], w, b, 1e-5),
+                 lambda: aten.native_layer_norm(x, [6, 96], None, None, 1e-5),
+                 lambda: aten._fused_rms_norm(x, [96], w, None)):
+        want = call()
+        with redux.enabled():
+            got = call()
+        for g, v in zip(got, want):
+            assert g.dtype == v.dtype and g.shape == v.shape, (g.dtype, v.dtype, g.shape, v.shape)
+            torch.testing.assert_close(g, v, **tol)
+    with redux.enabled():  # batch invariance: a row's statistics alone and in the batch
+        whole = F.layer_norm(x, [96], w, b), F.rms_norm(x, [96], w)
+        alone = F.layer_norm(x[2:3], [96], w, b), F.rms_norm(x[2:3], [96], w)
+    assert all(torch.equal(a, full[2:3]) for a, full in zip(alone, whole))
+
+
+def _off():
+    import contextlib
+    return contextlib.nullcontext()
+
+
 def test_routed_ops_keep_torchs_errors():
     import torch.nn.functional as F
     x = torch.randn(4, 5)
@@ -425,6 +487,10 @@ def test_routed_ops_keep_torchs_errors():
         lambda: torch.arange(4).var(),
         lambda: x.softmax(2),
         lambda: x.log_softmax(-3),
+        lambda: torch.nn.functional.layer_norm(x, [4]),                  # normalized_shape is not x's tail
+        lambda: torch.nn.functional.layer_norm(x, [5], torch.ones(4)),   # a weight of the wrong shape
+        lambda: torch.nn.functional.rms_norm(x, [3]),
+        lambda: torch.ops.aten._fused_rms_norm(x, [5], torch.ones(3), None),
     ]
     for call in calls:
         with pytest.raises(Exception) as theirs:
@@ -453,6 +519,9 @@ def test_routed_ops_give_torchs_outcome_for_every_dtype(device):
         "inf norm": lambda t: torch.linalg.vector_norm(t, float("inf")),
         "foreach_norm": lambda t: torch._foreach_norm([t, t[0]])[0],
         "nll_loss": lambda t: F.nll_loss(t, torch.tensor([0, 1, 3], device=device)),
+        "layer_norm": lambda t: F.layer_norm(t, [4]),
+        "rms_norm": lambda t: F.rms_norm(t, [4]),
+        "rms_norm stats": lambda t: torch.ops.aten._fused_rms_norm(t, [4], None, None)[1],
     }
     for dtype in ALL_DTYPES:
         if device == "cuda" and _cuda_unsafe(dtype):
