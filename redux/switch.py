@@ -359,6 +359,10 @@ def _layer_norm(x, normalized_shape, weight, bias, eps, *, eager=True):
     _torch_kernel_dtypes("layer_norm", x, weight, bias)
     if eager:
         _checked_by_meta(torch.ops.aten.native_layer_norm, x, normalized_shape, weight, bias, eps)
+        params = {p.dtype for p in (weight, bias) if p is not None}
+        if x.device.type == "cpu" and params - {x.dtype} and not (
+                x.dtype in (torch.float16, torch.bfloat16) and params == {torch.float32}):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")  # torch's CPU check
     _, dims = _normalized(x, normalized_shape)
     wide = _WIDE[x.dtype]
     xw = x.to(wide)
@@ -369,7 +373,9 @@ def _layer_norm(x, normalized_shape, weight, bias, eps, *, eager=True):
         out = out.mul(weight.to(wide))
     if bias is not None:
         out = out.add(bias.to(wide))
-    stat = x.dtype if x.device.type == "cpu" else _stat_dtype(x)
+    # the CPU kernel keeps the input's dtype unless float32 parameters make it mixed
+    mixed = any(p is not None and p.dtype == torch.float32 for p in (weight, bias))
+    stat = x.dtype if x.device.type == "cpu" and not mixed else _stat_dtype(x)
     return out.to(x.dtype), mean.to(stat), rstd.to(stat)
 
 

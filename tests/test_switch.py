@@ -457,7 +457,9 @@ def test_layer_norm_and_rms_norm_run_on_redux_with_torchs_answers(device, dtype)
     # the saved statistics, as the aten ops give them
     for call in (lambda: aten.native_layer_norm(x, [96], w, b, 1e-5),
                  lambda: aten.native_layer_norm(x, [6, 96], None, None, 1e-5),
-                 lambda: aten._fused_rms_norm(x, [96], w, None)):
+                 lambda: aten._fused_rms_norm(x, [96], w, None)) + (
+                 (lambda: aten.native_layer_norm(x, [96], w.float(), b.float(), 1e-5),)  # mixed dtypes
+                 if dtype == torch.bfloat16 else ()):
         want = call()
         with redux.enabled():
             got = call()
@@ -489,6 +491,7 @@ def test_routed_ops_keep_torchs_errors():
         lambda: x.log_softmax(-3),
         lambda: torch.nn.functional.layer_norm(x, [4]),                  # normalized_shape is not x's tail
         lambda: torch.nn.functional.layer_norm(x, [5], torch.ones(4)),   # a weight of the wrong shape
+        lambda: torch.nn.functional.layer_norm(x.double(), [5], torch.ones(5)),  # a float32 weight, float64 x
         lambda: torch.nn.functional.rms_norm(x, [3]),
         lambda: torch.ops.aten._fused_rms_norm(x, [5], torch.ones(3), None),
     ]

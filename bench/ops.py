@@ -1,0 +1,128 @@
+"""Is each of redux's reductions as fast as torch's own on model shapes?
+
+    python bench/ops.py [--device cuda|cpu] [--threads N] [--reps 30] [--out FILE]
+
+For each op (sum, mean, var, std, var_mean, logsumexp, softmax,
+log_softmax, vector_norm with ord 2 and inf) and each float32 shape, rows
+(the last dim reduced, as a model's norms and softmaxes do) and columns
+(dim 0, as a bias gradient does) of widths 1024 and 8192, and one full
+sum of the competition's ranked size: the median time per call of
+torch's op and of redux's (torch.ops.redux), measured in the same run,
+one after the other for each shape, and their ratio (below 1: redux is
+faster). Each result is first checked against torch's within float32
+tolerance. For ops that write as much as they read (softmax,
+log_softmax), the last column is redux's time over a copy of the input
+(x.clone(), the read-and-write floor the hardware allows).
+
+CUDA: CUDA events around each call, the L2 flushed by a 256 MiB write
+before it. CPU: wall time, torch's intra-op threads set to --threads
+(default: every core).
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout's redux
+import redux  # noqa: E402,F401  registers torch.ops.redux
+
+OPS = {  # name: (torch's call, redux's call, writes as much as it reads)
+    "sum": (lambda x, d: torch.sum(x, d), lambda x, d: torch.ops.redux.sum(x, d), False),
+    "mean": (lambda x, d: torch.mean(x, d), lambda x, d: torch.ops.redux.mean(x, d), False),
+    "var": (lambda x, d: torch.var(x, d), lambda x, d: torch.ops.redux.var(x, d), False),
+    "std": (lambda x, d: torch.std(x, d), lambda x, d: torch.ops.redux.std(x, d), False),
+    "var_mean": (lambda x, d: torch.var_mean(x, d), lambda x, d: torch.ops.redux.var_mean(x, d), False),
+    "logsumexp": (lambda x, d: torch.logsumexp(x, d), lambda x, d: torch.ops.redux.logsumexp(x, d), False),
+    "softmax": (lambda x, d: torch.softmax(x, d[0]), lambda x, d: torch.ops.redux.softmax(x, d[0]), True),
+    "log_softmax": (lambda x, d: torch.log_softmax(x, d[0]), lambda x, d: torch.ops.redux.log_softmax(x, d[0]),
+                    True),
+    "norm 2": (lambda x, d: torch.linalg.vector_norm(x, 2, d), lambda x, d: torch.ops.redux.vector_norm(x, 2, d),
+               False),
+    "norm inf": (lambda x, d: torch.linalg.vector_norm(x, float("inf"), d),
+                 lambda x, d: torch.ops.redux.vector_norm(x, float("inf"), d), False),
+}
+
+
+def shapes(device):
+    """(label, shape, dims): rows and columns of model widths, one full reduction."""
+    counts = (1, 256, 4096, 32768) if device == "cuda" else (1, 256, 2048)
+    out = []
+    for width in (1024, 8192):
+        for rows in counts:
+            out.append((f"({rows}, {width}) rows", (rows, width), [1]))
+    for rows, width in (((4096, 1024), (32768, 1024)) if device == "cuda" else ((2048, 1024),)):
+        out.append((f"({rows}, {width}) cols", (rows, width), [0]))
+    out.append(("52,428,800 full" if device == "cuda" else "4,194,304 full",
+                (52428800 if device == "cuda" else 1 << 22,), [0]))
+    return out
+
+
+class Timer:
+    def __init__(self, device, reps):
+        self.device, self.reps = device, reps
+        self.flush = torch.empty(64 << 20, dtype=torch.float32, device=device) if device == "cuda" else None
+
+    def us(self, fn):
+        """Median microseconds of fn() over the reps (after one warm-up call)."""
+        fn()
+        times = []
+        for _ in range(self.reps):
+            if self.device == "cuda":
+                self.flush.fill_(1.0)
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                fn()
+                end.record()
+                end.synchronize()
+                times.append(start.elapsed_time(end) * 1e3)
+            else:
+                t0 = time.perf_counter()
+                fn()
+                times.append((time.perf_counter() - t0) * 1e6)
+        return statistics.median(times)
+
+
+def agree(a, b):
+    a, b = (a if isinstance(a, tuple) else (a,)), (b if isinstance(b, tuple) else (b,))
+    return all(torch.allclose(x.double(), y.double(), rtol=1e-5, atol=1e-5) for x, y in zip(a, b))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--threads", type=int, default=0, help="CPU: torch's intra-op threads (default: every core)")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--out", default="", help="also write the table to this file")
+    args = ap.parse_args()
+    if args.device == "cpu" and args.threads:
+        torch.set_num_threads(args.threads)
+    timer = Timer(args.device, args.reps)
+    where = (torch.cuda.get_device_name() if args.device == "cuda"
+             else f"CPU, {torch.get_num_threads()} threads")
+    lines = [f"{where}, torch {torch.__version__}, float32, median of {args.reps}; us per call, redux / torch "
+             "(below 1: redux faster); floor: redux / x.clone() for ops that write what they read",
+             f"{'op':<12} {'shape':<24} {'torch':>10} {'redux':>10} {'ratio':>6} {'floor':>6}"]
+    print("\n".join(lines), flush=True)
+    g = torch.Generator(device=args.device).manual_seed(0)
+    for label, shape, dims in shapes(args.device):
+        x = torch.randn(shape, generator=g, device=args.device).mul_(2).add_(3)
+        copy_us = timer.us(lambda: x.clone())
+        for name, (theirs, ours, writes) in OPS.items():
+            if not agree(ours(x, dims), theirs(x, dims)):
+                raise SystemExit(f"{name} {label}: redux's result differs from torch's beyond float32 tolerance")
+            t_us, r_us = timer.us(lambda: theirs(x, dims)), timer.us(lambda: ours(x, dims))
+            floor = f"{r_us / copy_us:6.2f}" if writes else f"{'-':>6}"
+            line = f"{name:<12} {label:<24} {t_us:10.1f} {r_us:10.1f} {r_us / t_us:6.2f} {floor}"
+            lines.append(line)
+            print(line, flush=True)
+        del x
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
