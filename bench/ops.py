@@ -9,8 +9,9 @@ log_softmax, vector_norm with ord 2 and inf) and each float32 shape, rows
 sum of the competition's ranked size: the median time per call of
 torch's op and of redux's (torch.ops.redux), measured in the same run,
 one after the other for each shape, and their ratio (below 1: redux is
-faster). Each result is first checked against torch's within float32
-tolerance. For ops that write as much as they read (softmax,
+faster). Each redux result is first checked against torch's op in
+float64 within float32 tolerance (torch's float32 answer can be further
+off: its log_softmax of 4M elements by 7e-5). For ops that write as much as they read (softmax,
 log_softmax), the last column is redux's time over a copy of the input
 (x.clone(), the read-and-write floor the hardware allows).
 
@@ -111,8 +112,9 @@ def main():
         x = torch.randn(shape, generator=g, device=args.device).mul_(2).add_(3)
         copy_us = timer.us(lambda: x.clone())
         for name, (theirs, ours, writes) in OPS.items():
-            if not agree(ours(x, dims), theirs(x, dims)):
-                raise SystemExit(f"{name} {label}: redux's result differs from torch's beyond float32 tolerance")
+            if not agree(ours(x, dims), theirs(x.double(), dims)):
+                raise SystemExit(f"{name} {label}: redux's result differs from the float64 one beyond float32 "
+                                 "tolerance")
             t_us, r_us = timer.us(lambda: theirs(x, dims)), timer.us(lambda: ours(x, dims))
             floor = f"{r_us / copy_us:6.2f}" if writes else f"{'-':>6}"
             line = f"{name:<12} {label:<24} {t_us:10.1f} {r_us:10.1f} {r_us / t_us:6.2f} {floor}"
