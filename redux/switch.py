@@ -430,18 +430,22 @@ def _rms_norm(x, normalized_shape, weight, eps, *, eager=True):
 
 def _rms_norm_backward(grad, x, normalized_shape, rstd, weight, output_mask):
     """aten::_fused_rms_norm_backward: torch's formula in the wide dtype, its
-    mean over the normalized dims and sum over the others by redux."""
-    _torch_kernel_dtypes("rms_norm_backward", grad, x)
+    mean over the normalized dims and sum over the others by redux. The
+    conjugates make it the gradient torch's CPU composite gives complex
+    inputs (y is holomorphic in x there); for real tensors they are no-ops."""
+    _torch_kernel_dtypes("rms_norm_backward", grad, x, complex_too=x.device.type == "cpu")
     outer, dims = _normalized(x, normalized_shape)
-    wide = _WIDE[x.dtype]
-    g, rs = grad.to(wide), rstd.to(wide)
-    xhat = x.to(wide).mul(rs)
-    gw = g.mul(weight.to(wide)) if weight is not None else g
+    wide = _WIDE.get(x.dtype, x.dtype)
+    mean, total = (torch.mean, torch.sum) if x.is_complex() else (torch.ops.redux.mean, torch.ops.redux.sum)
+    g, rs = grad.to(wide), rstd.to(wide).conj()
+    xhat = x.to(wide).conj().mul(rs)
+    gw = g.mul(weight.to(wide).conj()) if weight is not None else g
     dx = dweight = None
     if output_mask[0]:
-        dx = gw.sub(xhat.mul(torch.ops.redux.mean(gw.mul(xhat), dims, True))).mul(rs).to(x.dtype)
+        dx = gw.sub(xhat.mul(mean(gw.mul(xhat), dims, True))).mul(rs).to(x.dtype)
     if output_mask[1] and weight is not None:
-        dweight = _sum_over(g.mul(xhat), outer).to(weight.dtype)
+        dweight = g.mul(xhat)
+        dweight = (total(dweight, outer) if outer else dweight).to(weight.dtype)
     return dx, dweight
 
 

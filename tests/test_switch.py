@@ -472,6 +472,26 @@ def test_layer_norm_and_rms_norm_run_on_redux_with_torchs_answers(device, dtype)
     assert all(torch.equal(a, full[2:3]) for a, full in zip(alone, whole))
 
 
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_rms_norm_of_complex_inputs_keeps_torchs_answers_on_the_cpu(dtype):
+    """torch's CPU rms_norm takes complex inputs (x**2, holomorphic): the
+    switch answers them too, with torch's values and gradients."""
+    import torch.nn.functional as F
+    x = torch.complex(random_tensor((3, 40), torch.float64, "cpu", seed=41),
+                      random_tensor((3, 40), torch.float64, "cpu", seed=42)).to(dtype)
+    w = torch.complex(random_tensor((40,), torch.float64, "cpu", seed=43),
+                      random_tensor((40,), torch.float64, "cpu", seed=44)).to(dtype)
+    results = []
+    for on in (False, True):
+        t, tw = x.clone().requires_grad_(), w.clone().requires_grad_()
+        with redux.enabled() if on else _off():
+            y = F.rms_norm(t, [40], tw)
+            y.abs().square().sum().backward()
+        results.append((y.detach(), t.grad, tw.grad))
+    for got, want in zip(results[1], results[0]):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
 def _off():
     import contextlib
     return contextlib.nullcontext()
