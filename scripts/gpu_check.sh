@@ -29,6 +29,7 @@
 #                to 4), then bench/distributed.py at 2 ranks and at the
 #                machine's GPU count (at most 4) -> $OUT/distributed.txt
 #   model        bench/llama_step.py on the GPU -> $OUT/llama_step.txt
+#   ops          bench/ops.py (each reduction against torch's) -> $OUT/ops.txt
 # REQUIRE_GPU=TEXT runs nothing (exit 3) unless the GPU's name holds TEXT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -134,4 +135,8 @@ if has dist; then
 fi
 if has model; then
   python3 bench/llama_step.py --device cuda 2>&1 | tee "$OUT/llama_step.txt" | tail -30
+fi
+if has ops; then
+  python3 bench/ops.py --device cuda --out "$OUT/ops.txt" > "$OUT/ops.log" 2>&1
+  echo "bench/ops.py exit=$?"; tail -12 "$OUT/ops.log"
 fi
