@@ -1,6 +1,7 @@
 """redux.enable() / disable() / enabled(): torch's sum and mean on redux's
 kernels (redux/switch.py), their fallbacks, scope, gradients, the
 batch-invariance and run-to-run guarantees, torch.compile and CUDA graphs."""
+import contextlib
 import threading
 import warnings
 
@@ -438,7 +439,7 @@ def test_layer_norm_and_rms_norm_run_on_redux_with_torchs_answers(device, dtype)
         grads = []
         for on in (False, True):
             t, tw, tb = (v.clone().requires_grad_() for v in (x, w, b))
-            with redux.enabled() if on else _off():
+            with redux.enabled() if on else contextlib.nullcontext():
                 y = fn(t, tw, tb)
                 y.float().square().sum().backward()
                 if on:
@@ -484,17 +485,12 @@ def test_rms_norm_of_complex_inputs_keeps_torchs_answers_on_the_cpu(dtype):
     results = []
     for on in (False, True):
         t, tw = x.clone().requires_grad_(), w.clone().requires_grad_()
-        with redux.enabled() if on else _off():
+        with redux.enabled() if on else contextlib.nullcontext():
             y = F.rms_norm(t, [40], tw)
             y.abs().square().sum().backward()
         results.append((y.detach(), t.grad, tw.grad))
     for got, want in zip(results[1], results[0]):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
-
-
-def _off():
-    import contextlib
-    return contextlib.nullcontext()
 
 
 def test_routed_ops_keep_torchs_errors():
