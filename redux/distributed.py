@@ -164,17 +164,17 @@ def _known_call(x, dim, out):
     name = None if group is None else group.group_name
     rank = None if group is None else _group_facts(group)[0]
     device = None if group is None else _comm_device(local, group)
-    return mesh, _dims(dim), name, group, rank, lengths, device, out._spec, type(out)
+    return mesh, _dims(dim), name, group, rank, lengths, device, out._spec
 
 
-def _call_known(op, local, keepdim, dtype, mesh, dims, name, group, rank, lengths, device, out_spec, cls):
+def _call_known(op, local, keepdim, dtype, mesh, dims, name, group, rank, lengths, device, out_spec):
     if group is None:  # replicated
         out = (torch.ops.redux.mean if op == "mean" else torch.ops.redux.sum)(local, dims, keepdim, dtype=dtype)
     elif op == "sum":
         out = torch.ops.redux._sum_shards.default(local, lengths, rank, dims, keepdim, dtype, name, device)
     else:
         out = _shards_reduce(True, local, dims, keepdim, dtype, group, lengths)[0]
-    return cls.__new__(cls, out, out_spec, requires_grad=False)  # no __init__: see _new_dtensor
+    return _new_dtensor(out, out_spec)
 
 
 def _new_dtensor(local, spec):

@@ -296,6 +296,14 @@ def _log_softmax_backward(grad, out, dim, input_dtype):
     return g.sub(y.exp().mul(torch.ops.redux.sum(g, [dim], True))).to(input_dtype)
 
 
+def _checked_by_meta(op, *args):
+    """torch's argument errors of `op` (shapes, weights), from its meta kernel."""
+    try:
+        op(*(torch.empty(a.shape, dtype=a.dtype, device="meta") if isinstance(a, torch.Tensor) else a for a in args))
+    except AssertionError as e:  # the meta kernel's form of the CPU and CUDA kernels' RuntimeError
+        raise RuntimeError(str(e)) from None
+
+
 def _nll_loss(x, target, weight, reduction, ignore_index, *, eager):
     """aten::nll_loss_forward (cross_entropy's loss): the picked
     log-probabilities and weights in the wide dtype, summed by redux, one
@@ -305,11 +313,7 @@ def _nll_loss(x, target, weight, reduction, ignore_index, *, eager):
     traced (compiled code), torch has checked the arguments already."""
     _torch_kernel_dtypes("nll_loss", x, weight)
     if eager:
-        try:
-            torch.ops.aten.nll_loss_forward(*(t if t is None else torch.empty(t.shape, dtype=t.dtype, device="meta")
-                                              for t in (x, target, weight)), reduction, ignore_index)
-        except AssertionError as e:  # the meta kernel's form of the CPU and CUDA kernels' RuntimeError
-            raise RuntimeError(str(e)) from None
+        _checked_by_meta(torch.ops.aten.nll_loss_forward, x, target, weight, reduction, ignore_index)
     if target.dtype != torch.int64:
         raise RuntimeError(f"nll_loss: argument 'target' must hold class indices as int64 (Long), got {target.dtype}")
     valid = target != ignore_index
@@ -334,9 +338,6 @@ def _nll_loss(x, target, weight, reduction, ignore_index, *, eager):
     return out.to(x.dtype), total_weight.to(x.dtype)
 
 
-def _checked_by_meta(op, *args):
-    """torch's argument errors of `op` (shapes, weights), from its meta kernel."""
-    op(*(torch.empty(a.shape, dtype=a.dtype, device="meta") if isinstance(a, torch.Tensor) else a for a in args))
 
 
 def _normalized(x, normalized_shape):
@@ -379,9 +380,9 @@ def _layer_norm(x, normalized_shape, weight, bias, eps, *, eager=True):
     return out.to(x.dtype), mean.to(stat), rstd.to(stat)
 
 
-def _sum_over(t, dims):
-    """redux.sum of t over dims; t itself for no dims (torch.sum's [] means all)."""
-    return torch.ops.redux.sum(t, dims) if dims else t
+def _sum_over(t, dims, total=torch.ops.redux.sum):
+    """total(t, dims); t itself for no dims (torch.sum's [] means all)."""
+    return total(t, dims) if dims else t
 
 
 def _layer_norm_backward(grad, x, normalized_shape, mean, rstd, weight, bias, output_mask):
@@ -444,8 +445,7 @@ def _rms_norm_backward(grad, x, normalized_shape, rstd, weight, output_mask):
     if output_mask[0]:
         dx = gw.sub(xhat.mul(mean(gw.mul(xhat), dims, True))).mul(rs).to(x.dtype)
     if output_mask[1] and weight is not None:
-        dweight = g.mul(xhat)
-        dweight = (total(dweight, outer) if outer else dweight).to(weight.dtype)
+        dweight = _sum_over(g.mul(xhat), outer, total).to(weight.dtype)
     return dx, dweight
 
 
