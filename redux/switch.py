@@ -353,6 +353,10 @@ def _stat_dtype(x):
     return torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
 
 
+# c10's names of the floating dtypes, as torch's errors print them
+_SCALAR_NAME = {torch.float16: "Half", torch.bfloat16: "BFloat16", torch.float32: "Float", torch.float64: "Double"}
+
+
 def _layer_norm(x, normalized_shape, weight, bias, eps, *, eager=True):
     """aten::native_layer_norm: the mean and (biased) variance over the
     normalized dims by redux.var_mean in the wide dtype, each output
@@ -364,6 +368,11 @@ def _layer_norm(x, normalized_shape, weight, bias, eps, *, eager=True):
         if x.device.type == "cpu" and params - {x.dtype} and not (
                 x.dtype in (torch.float16, torch.bfloat16) and params == {torch.float32}):
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")  # torch's CPU check
+        if x.device.type == "cuda":  # torch's CUDA kernel reads the parameters as the input's dtype
+            for p in (weight, bias):
+                if p is not None and p.dtype != x.dtype:
+                    raise RuntimeError(f"expected scalar type {_SCALAR_NAME.get(x.dtype, x.dtype)} "
+                                       f"but found {_SCALAR_NAME.get(p.dtype, p.dtype)}")
     _, dims = _normalized(x, normalized_shape)
     wide = _WIDE[x.dtype]
     xw = x.to(wide)
