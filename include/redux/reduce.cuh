@@ -11,6 +11,9 @@
  *                  on alignment. STREAM: evict-first cache hint.
  *   warp_reduce    warp_reduce_sum<P>(acc, width): result valid in the first
  *                  lane of each group of `width` lanes.
+ *   lane_fold      lane_fold_range<VEC, UNROLL, ALIGNED, STREAM>(..., f): calls f on
+ *                  one lane's share of a contiguous range, in order (the
+ *                  reduction as a parameter: lane_sum_range is its sum).
  *   lane_sum       lane_sum_range<P, VEC, UNROLL, ALIGNED, STREAM>: one lane's share of
  *                  a contiguous range read by `width` lanes in steps of
  *                  width * VEC * UNROLL elements; lane l takes vectors
@@ -261,34 +264,32 @@ __device__ __forceinline__ void lane_sum_column_vecs(const In *__restrict__ p, i
   });
 }
 
-/* Adds the vector base[i0, i0 + VEC) to acc by one load when it lies before
- * `end`, else base[i0, end) element by element (nothing if i0 >= end), in
- * element order: the bounds-checked step of a partial range. */
-template <typename P, int VEC, bool ALIGNED, bool STREAM, typename In>
-__device__ __forceinline__ typename P::acc_t add_vec_or_rest(const In *__restrict__ base, int64_t i0, int64_t end,
-                                                             typename P::acc_t acc) {
+/* Calls f(element) for the vector base[i0, i0 + VEC) by one load when it
+ * lies before `end`, else for base[i0, end) element by element (nothing if
+ * i0 >= end), in element order: the bounds-checked step of a partial range. */
+template <int VEC, bool ALIGNED, bool STREAM, typename In, typename F>
+__device__ __forceinline__ void fold_vec_or_rest(const In *__restrict__ base, int64_t i0, int64_t end, F &f) {
   if (i0 + VEC <= end) {
     In v[VEC];
     load_vec<In, VEC, ALIGNED, STREAM>(base + i0, v);
 #pragma unroll
-    for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[e]);
+    for (int e = 0; e < VEC; ++e) f(v[e]);
   } else {
-    for (int64_t i = i0; i < end; ++i) acc = P::add(acc, base[i]);
+    for (int64_t i = i0; i < end; ++i) f(base[i]);
   }
-  return acc;
 }
 
-/* Adds lane `lane`'s elements of base[begin, end) to acc. The range is read
- * by `width` cooperating lanes: each step covers width * VEC * UNROLL
- * elements, lane l loads vectors l, l + width, ..., l + (UNROLL-1) * width of
- * it (UNROLL independent loads in flight), then adds them in order. The last,
- * partial step keeps the same mapping with bounds checks. ALIGNED: every
- * vector of a full step is 16-byte aligned (base + begin aligned); STREAM:
- * evict-first loads (load_vec). */
-template <typename P, int VEC, int UNROLL, bool ALIGNED, bool STREAM, typename In>
-__device__ __forceinline__ typename P::acc_t lane_sum_range(const In *__restrict__ base, int64_t begin,
-                                                            int64_t end, int lane, int width,
-                                                            typename P::acc_t acc) {
+/* Calls f(element) for lane `lane`'s elements of base[begin, end), in
+ * order. The range is read by `width` cooperating lanes: each step covers
+ * width * VEC * UNROLL elements, lane l loads vectors l, l + width, ...,
+ * l + (UNROLL-1) * width of it (UNROLL independent loads in flight), then
+ * takes them in order. The last, partial step keeps the same mapping with
+ * bounds checks. ALIGNED: every vector of a full step is 16-byte aligned
+ * (base + begin aligned); STREAM: evict-first loads (load_vec). The
+ * reduction is f's: a sum, a maximum, a sum of a function of the element. */
+template <int VEC, int UNROLL, bool ALIGNED, bool STREAM, typename In, typename F>
+__device__ __forceinline__ void lane_fold_range(const In *__restrict__ base, int64_t begin, int64_t end, int lane,
+                                                int width, F &&f) {
   const int64_t step = (int64_t)width * VEC * UNROLL;
   int64_t t0 = begin;
   for (; t0 + step <= end; t0 += step) {
@@ -299,13 +300,31 @@ __device__ __forceinline__ typename P::acc_t lane_sum_range(const In *__restrict
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
-      for (int e = 0; e < VEC; ++e) acc = P::add(acc, v[u][e]);
+      for (int e = 0; e < VEC; ++e) f(v[u][e]);
   }
   if (t0 < end) {
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
-      acc = add_vec_or_rest<P, VEC, ALIGNED, STREAM>(base, t0 + ((int64_t)u * width + lane) * VEC, end, acc);
+      fold_vec_or_rest<VEC, ALIGNED, STREAM>(base, t0 + ((int64_t)u * width + lane) * VEC, end, f);
   }
+}
+
+/* Adds the vector base[i0, i0 + VEC) to acc (fold_vec_or_rest). */
+template <typename P, int VEC, bool ALIGNED, bool STREAM, typename In>
+__device__ __forceinline__ typename P::acc_t add_vec_or_rest(const In *__restrict__ base, int64_t i0, int64_t end,
+                                                             typename P::acc_t acc) {
+  auto add = [&](In x) { acc = P::add(acc, x); };
+  fold_vec_or_rest<VEC, ALIGNED, STREAM>(base, i0, end, add);
+  return acc;
+}
+
+/* Adds lane `lane`'s elements of base[begin, end) to acc, in the order of
+ * lane_fold_range. */
+template <typename P, int VEC, int UNROLL, bool ALIGNED, bool STREAM, typename In>
+__device__ __forceinline__ typename P::acc_t lane_sum_range(const In *__restrict__ base, int64_t begin,
+                                                            int64_t end, int lane, int width,
+                                                            typename P::acc_t acc) {
+  lane_fold_range<VEC, UNROLL, ALIGNED, STREAM>(base, begin, end, lane, width, [&](In x) { acc = P::add(acc, x); });
   return acc;
 }
 
