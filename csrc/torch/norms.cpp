@@ -66,6 +66,10 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
                     ", which is empty: the operation has no identity");
     }
   }
+  if (std::isinf(p) && !x.is_complex()) {  // |x| and its extremes are exact in x's own dtype: no wide copy
+    const at::Tensor magnitude = x.abs();
+    return (p > 0 ? at::amax(magnitude, reduced, keepdim) : at::amin(magnitude, reduced, keepdim)).to(out);
+  }
   const at::ScalarType wide = mean_sum_dtype(out);
   const at::Tensor magnitude = (x.is_complex() ? x.to(at::toComplexType(wide)) : x.to(wide)).abs();
   at::Tensor norm;
