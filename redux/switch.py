@@ -279,10 +279,29 @@ def _softmax(kernel, op, x, dim, half_to_float):
     return op(x, dim, torch.float32 if half_to_float else None)
 
 
+# the dtypes and the longest row redux::_exp_rows_backward takes (csrc/torch/exp_rows.h)
+_EXP_ROWS_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+_EXP_ROWS_MAX_N = _C.exp_rows_max_n()
+
+
+def _exp_rows_backward(op, grad, out, dim, input_dtype):
+    """The backward by redux::_exp_rows_backward (one kernel) where it takes
+    the call: along the last dim, one dtype, rows it takes; else None."""
+    if (out.dim() == 0 or dim % out.dim() != out.dim() - 1 or grad.dtype != out.dtype
+            or out.dtype not in _EXP_ROWS_DTYPES or not 0 < out.shape[-1] <= _EXP_ROWS_MAX_N
+            or out.device.type not in ("cpu", "cuda", "meta") or grad.shape != out.shape):
+        return None
+    return torch.ops.redux._exp_rows_backward(grad, out, op).to(input_dtype)
+
+
 def _softmax_backward(grad, out, dim, input_dtype):
-    """aten::_softmax_backward_data: y * (g - sum(g * y)) in the wide dtype,
-    the sum by redux, one rounding to the input's dtype."""
+    """aten::_softmax_backward_data: y * (g - sum(g * y)), in one kernel
+    (_exp_rows_backward) or in the wide dtype with the sum by redux, one
+    rounding to the input's dtype."""
     _torch_kernel_dtypes("softmax_backward", grad, out)
+    fused = _exp_rows_backward(0, grad, out, dim, input_dtype)
+    if fused is not None:
+        return fused
     wide = _WIDE[out.dtype]
     g, y = grad.to(wide), out.to(wide)
     return y.mul(g.sub(torch.ops.redux.sum(g.mul(y), [dim], True))).to(input_dtype)
@@ -291,6 +310,9 @@ def _softmax_backward(grad, out, dim, input_dtype):
 def _log_softmax_backward(grad, out, dim, input_dtype):
     """aten::_log_softmax_backward_data: g - exp(y) * sum(g), as above."""
     _torch_kernel_dtypes("log_softmax_backward", grad, out)
+    fused = _exp_rows_backward(1, grad, out, dim, input_dtype)
+    if fused is not None:
+        return fused
     wide = _WIDE[out.dtype]
     g, y = grad.to(wide), out.to(wide)
     return g.sub(y.exp().mul(torch.ops.redux.sum(g, [dim], True))).to(input_dtype)

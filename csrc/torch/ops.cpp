@@ -13,6 +13,7 @@
 
 #include "eager.h"
 #include "ladder.h"
+#include "exp_rows.h"
 #include "plan.h"
 #include "unsupported.h"
 
@@ -100,9 +101,12 @@ PyObject *mean_dtypes_table(PyObject *, PyObject *) {
   return table;
 }
 
+PyObject *exp_rows_max_n(PyObject *, PyObject *) { return PyLong_FromLongLong(redux_shim::kExpRowsMaxN); }
+
 PyMethodDef kMethods[] = {
     {"dtypes", dtypes_table, METH_NOARGS, "(input dtypes redux reads, dtypes a sum gives), as torch's names."},
     {"mean_dtypes", mean_dtypes_table, METH_NOARGS, "((mean's result dtype, its sum's dtype), ...), torch's names."},
+    {"exp_rows_max_n", exp_rows_max_n, METH_NOARGS, "The longest row redux::_exp_rows is given (exp_rows.h)."},
     {"variants", variants_table, METH_NOARGS, "The variants table: (rung, name, deterministic, general, idea) rows."},
     {"sum", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::eager_sum)), METH_FASTCALL,
      "redux.sum's eager entry: sum(input, dim, keepdim, dtype) through the dispatcher (eager.cpp)."},
@@ -135,13 +139,9 @@ static void define(torch::Library &m, const std::string &schema, const std::vect
   redux_shim::refuse_other_backends(m, schema.substr(0, schema.find('(')).c_str());
 }
 
-TORCH_LIBRARY(redux, m) {
-  // The product: torch.sum's signature and semantics.
-  define(m, "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-        {at::Tag::pt2_compliant_tag});
-  // torch.mean's signature and semantics, on redux::sum (mean.cpp).
-  m.def("mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-        {at::Tag::pt2_compliant_tag});
+// The ops on redux's sums with torch's signatures beside sum and mean, and
+// the one-kernel exponential sums of rows they call.
+static void define_composites(torch::Library &m) {
   // torch.var's, torch.std's and torch.var_mean's signatures and semantics,
   // two passes on redux::sum (var.cpp).
   for (const char *name : {"var", "std"})
@@ -152,15 +152,30 @@ TORCH_LIBRARY(redux, m) {
             "(Tensor, Tensor)",
          {at::Tag::pt2_compliant_tag});
   // torch.logsumexp's, torch.softmax's and torch.log_softmax's signatures
-  // and semantics, on redux::sum (exp_sums.cpp).
+  // and semantics, on redux::sum and _exp_rows (exp_sums.cpp).
   define(m, "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});
   for (const char *name : {"softmax", "log_softmax"})
     define(m, std::string(name) + "(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
            {at::Tag::pt2_compliant_tag});
+  // Internal: softmax (op 0), log_softmax (1) or logsumexp (2) along the
+  // last dim in one kernel (exp_rows.cpp), for those composites.
+  define(m, "_exp_rows(Tensor x, int op) -> Tensor", {at::Tag::pt2_compliant_tag});
+  // Internal: the backward of the first two from their output and its gradient.
+  define(m, "_exp_rows_backward(Tensor grad, Tensor out, int op) -> Tensor", {at::Tag::pt2_compliant_tag});
   // torch.linalg.vector_norm's signature and semantics, on redux::sum (norms.cpp).
   define(m, "vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) "
             "-> Tensor",
          {at::Tag::pt2_compliant_tag});
+}
+
+TORCH_LIBRARY(redux, m) {
+  // The product: torch.sum's signature and semantics.
+  define(m, "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
+  // torch.mean's signature and semantics, on redux::sum (mean.cpp).
+  m.def("mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
+  define_composites(m);
   // Internal: the same op with the grid (CUDA blocks) or the number of CPU
   // work pieces forced; grid=0 chooses as redux::sum does. Tests use it to
   // prove the result bits do not depend on the grid.

@@ -265,6 +265,40 @@ redux_status redux_cuda_sum_unit_partials(redux_family family, const void *x, vo
 redux_status redux_cuda_sum_from_partials(redux_family family, const void *partials, void *y, redux_shape shape,
                                           int64_t outer_count, redux_dtype in, redux_dtype out, void *stream);
 
+/* ---- Exponential sums of rows (csrc/cpu/exp_rows.c, csrc/cuda/exp_rows.cu)
+ * x is [rows, n] dense of float32, float16 or bfloat16 (n > 0); each row is
+ * read by one thread (CPU) or one block (CUDA), so a row's bits depend only
+ * on its values and n: batch-invariant, and independent of the grid and the
+ * thread count. Per row: m = max (NaN if any element is), s = the sum of
+ * exp(x - m) in fp64 by a fixed tree, then
+ *   REDUX_EXP_SOFTMAX      y[i] = exp(x[i] - m) / s        y: [rows, n]
+ *   REDUX_EXP_LOG_SOFTMAX  y[i] = (x[i] - m) - log(s)      y: [rows, n]
+ *   REDUX_EXP_LOGSUMEXP    y = m' + log(s'), m' = m where finite, else 0
+ *                          and s' the sum of exp(x - m')   y: [rows]
+ * in fp64, one rounding to x's dtype. The CPU's exp is redux's own (a
+ * fixed polynomial, within 1 ulp of fp64), not the C library's. */
+typedef enum redux_exp_op {
+  REDUX_EXP_SOFTMAX = 0,
+  REDUX_EXP_LOG_SOFTMAX = 1,
+  REDUX_EXP_LOGSUMEXP = 2
+} redux_exp_op;
+/* Their backward from the output y and its gradient g (both [rows, n], of
+ * one dtype): s = the fp64 sum over the row, by the same kind of tree, of
+ *   REDUX_EXP_SOFTMAX      g[i] * y[i];  dx[i] = y[i] * (g[i] - s)
+ *   REDUX_EXP_LOG_SOFTMAX  g[i];         dx[i] = g[i] - exp(y[i]) * s
+ * in fp64, one rounding to the dtype. */
+
+/* Rows [row_begin, row_end) of x (the shim fans ranges out over threads). */
+redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t row_begin, int64_t row_end,
+                                int64_t n, redux_dtype t);
+/* Every row, on `stream` (a cudaStream_t). */
+redux_status redux_cuda_exp_rows(redux_exp_op op, const void *x, void *y, int64_t rows, int64_t n, redux_dtype t,
+                                 void *stream);
+redux_status redux_cpu_exp_rows_backward(redux_exp_op op, const void *g, const void *y, void *dx, int64_t row_begin,
+                                         int64_t row_end, int64_t n, redux_dtype t);
+redux_status redux_cuda_exp_rows_backward(redux_exp_op op, const void *g, const void *y, void *dx, int64_t rows,
+                                          int64_t n, redux_dtype t, void *stream);
+
 /* ---- The reduction ladder (csrc/cuda/ladder.cu) --------------------------
  * Teaching/scoring rungs of the classic reduction ladder, 1-D float32 in,
  * one float32 out. Every rung accumulates in fp64 (float accumulators fail

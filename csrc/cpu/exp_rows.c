@@ -1,0 +1,246 @@
+/* Exponential sums of rows on the CPU (redux.h, redux_cpu_exp_rows):
+ * softmax, log_softmax and logsumexp of [rows, n] along n, C11.
+ *
+ * One call takes rows [row_begin, row_end) on one thread; each row is read
+ * once into fp64 (with its maximum), then the sum of exp(x - m) runs in
+ * XLANES fp64 lanes (element i into lane i % XLANES) combined by a fixed
+ * pairwise tree, then the outputs are written: a row's bits depend only on
+ * its values and n. exp is redux's own (redux_exp below): plain IEEE
+ * arithmetic the compiler vectorizes, the same bits on every machine and
+ * C library. Compiled with -ffp-contract=off (setup.py).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert.h"
+#include "redux/redux.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(REDUX_CPU_NO_CLONES)
+#define REDUX_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define REDUX_HOT
+#endif
+
+#define XLANES 16
+
+/* The vector helpers are static and inlined: no ABI crosses a call. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+/* exp(x) in fp64 for the arguments a row gives (x - max <= 0, or inf and
+ * NaN): x = k ln2 + r with k = round(x / ln2) and |r| <= ln2 / 2 (ln2 in
+ * two parts, so k ln2 is exact), exp(r) by its Taylor polynomial to degree
+ * 12 (the first term left out is below 2^-52 relative), times 2^k. Within a
+ * few ulp on [-708, 709.4]; below -708 0 (the true value is under 2^-1021,
+ * lost beside the row maximum's 1; exp(-inf) = 0), above 709.4 inf, NaN
+ * for NaN. Branch-free, so the loops that call it vectorize. */
+static inline double redux_exp(double x) {
+  const double shifter = 0x1.8p52; /* adding it rounds to an integer, kept in the low bits */
+  const double y = x < -708.0 ? -708.0 : x;
+  const double kd = y * 0x1.71547652b82fep0 + shifter;
+  int64_t kbits, sbits;
+  memcpy(&kbits, &kd, sizeof kbits);
+  memcpy(&sbits, &shifter, sizeof sbits);
+  const double kf = kd - shifter;
+  const double r = (y - kf * 0x1.62e42fee00000p-1) - kf * 0x1.a39ef35793c76p-33;
+  double p = 1.0 / 479001600.0;
+  p = p * r + 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  const int64_t bits = (kbits - sbits + 1023) << 52; /* 2^k; k = 1024 gives inf */
+  double scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return x < -708.0 ? 0.0 : x > 709.5 ? (double)INFINITY : p * scale;
+}
+
+/* redux_exp on four lanes (GCC vector extensions: the same IEEE operations
+ * lane by lane, so the same bits as redux_exp, in AVX2 or baseline code). */
+typedef double v4d __attribute__((vector_size(32)));
+typedef int64_t v4i __attribute__((vector_size(32)));
+static inline v4d splat(double v) { return (v4d){v, v, v, v}; }
+static inline v4d select4(v4i mask, v4d yes, v4d no) { return (v4d)(((v4i)yes & mask) | ((v4i)no & ~mask)); }
+
+static inline v4d redux_exp4(v4d x) {
+  const double shifter = 0x1.8p52;
+  const v4d y = select4(x < splat(-708.0), splat(-708.0), x);
+  const v4d kd = y * splat(0x1.71547652b82fep0) + splat(shifter);
+  const v4d kf = kd - splat(shifter);
+  const v4d r = (y - kf * splat(0x1.62e42fee00000p-1)) - kf * splat(0x1.a39ef35793c76p-33);
+  v4d p = splat(1.0 / 479001600.0);
+  p = p * r + splat(1.0 / 39916800.0);
+  p = p * r + splat(1.0 / 3628800.0);
+  p = p * r + splat(1.0 / 362880.0);
+  p = p * r + splat(1.0 / 40320.0);
+  p = p * r + splat(1.0 / 5040.0);
+  p = p * r + splat(1.0 / 720.0);
+  p = p * r + splat(1.0 / 120.0);
+  p = p * r + splat(1.0 / 24.0);
+  p = p * r + splat(1.0 / 6.0);
+  p = p * r + splat(0.5);
+  p = p * r + splat(1.0);
+  p = p * r + splat(1.0);
+  const v4i bits = ((v4i)kd - (v4i)splat(shifter) + 1023) << 52;
+  return select4(x < splat(-708.0), splat(0.0), select4(x > splat(709.5), splat((double)INFINITY), p * (v4d)bits));
+}
+
+/* The row as fp64 into d[0, n), and its maximum (NaN if any element is). */
+static REDUX_HOT double load_row(const void *x, int64_t row, int64_t n, redux_dtype t, double *d) {
+  switch (t) {
+    case REDUX_F32: {
+      const float *p = (const float *)x + row * n;
+      for (int64_t i = 0; i < n; ++i) d[i] = (double)p[i];
+      break;
+    }
+    case REDUX_F16: {
+      const uint16_t *p = (const uint16_t *)x + row * n;
+      for (int64_t i = 0; i < n; ++i) d[i] = (double)f16_to_float(p[i]);
+      break;
+    }
+    default: {
+      const uint16_t *p = (const uint16_t *)x + row * n;
+      for (int64_t i = 0; i < n; ++i) d[i] = (double)bf16_to_float(p[i]);
+      break;
+    }
+  }
+  /* four running maxima, then theirs (a maximum is exact in any order) */
+  v4d m4 = splat(-INFINITY);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4d v;
+    memcpy(&v, d + i, sizeof v);
+    m4 = select4((v > m4) | (v != v), v, m4);
+  }
+  double m = -INFINITY;
+  for (int j = 0; j < 4; ++j) m = (m4[j] > m || m4[j] != m4[j]) ? m4[j] : m;
+  for (; i < n; ++i) m = (d[i] > m || d[i] != d[i]) ? d[i] : m;
+  return m;
+}
+
+/* The sum of exp(d[i] - shift) over the row in XLANES lanes (element i
+ * into lane i % XLANES), combined by a fixed pairwise tree; the
+ * exponentials written to e[0, n) unless e is NULL. */
+static REDUX_HOT double exp_sum(const double *d, double *e, int64_t n, double shift) {
+  v4d acc[XLANES / 4] = {{0}}; /* acc[k] holds lanes 4k to 4k + 3: independent chains */
+  int64_t i = 0;
+  for (; i + XLANES <= n; i += XLANES)
+    for (int k = 0; k < XLANES / 4; ++k) {
+      v4d v;
+      memcpy(&v, d + i + 4 * k, sizeof v);
+      v = redux_exp4(v - splat(shift));
+      if (e != NULL) memcpy(e + i + 4 * k, &v, sizeof v);
+      acc[k] += v;
+    }
+  double lane[XLANES];
+  memcpy(lane, acc, sizeof lane);
+  for (int j = 0; i + j < n; ++j) {
+    const double v = redux_exp(d[i + j] - shift);
+    if (e != NULL) e[i + j] = v;
+    lane[j] += v;
+  }
+  for (int w = XLANES / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; ++j) lane[j] = lane[j] + lane[j + w];
+  return lane[0];
+}
+
+/* y[i] = d[i] / by (divide) or (d[i] - shift) - by, rounded once to t. */
+#define STORE_ROW(T, CONVERT)                                                        \
+  do {                                                                               \
+    T *p = (T *)y + row * n;                                                         \
+    if (divide)                                                                      \
+      for (int64_t i = 0; i < n; ++i) p[i] = CONVERT(d[i] / by);                     \
+    else                                                                             \
+      for (int64_t i = 0; i < n; ++i) p[i] = CONVERT((d[i] - shift) - by);           \
+  } while (0)
+#define TO_F32(v) ((float)(v))
+#define TO_F16(v) float_to_f16((float)(v))
+#define TO_BF16(v) float_to_bf16((float)(v))
+static REDUX_HOT void store_row(void *y, int64_t row, int64_t n, redux_dtype t, const double *d, int divide,
+                                double shift, double by) {
+  switch (t) {
+    case REDUX_F32: STORE_ROW(float, TO_F32); break;
+    case REDUX_F16: STORE_ROW(uint16_t, TO_F16); break;
+    default: STORE_ROW(uint16_t, TO_BF16); break;
+  }
+}
+
+redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t row_begin, int64_t row_end,
+                                int64_t n, redux_dtype t) {
+  if (t != REDUX_F32 && t != REDUX_F16 && t != REDUX_BF16) return REDUX_ERR_DTYPE;
+  if (n < 1 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
+  if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX && op != REDUX_EXP_LOGSUMEXP) return REDUX_ERR_SHAPE;
+  double *d = malloc((size_t)n * sizeof *d);
+  if (d == NULL) return REDUX_ERR_SHAPE;
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const double m = load_row(x, row, n, t, d);
+    if (op == REDUX_EXP_LOGSUMEXP) {
+      /* torch's rule: only a finite maximum shifts the values */
+      const double shift = isfinite(m) ? m : 0.0;
+      const double v = log(exp_sum(d, NULL, n, shift)) + shift;
+      switch (t) {
+        case REDUX_F32: ((float *)y)[row] = TO_F32(v); break;
+        case REDUX_F16: ((uint16_t *)y)[row] = TO_F16(v); break;
+        default: ((uint16_t *)y)[row] = TO_BF16(v); break;
+      }
+    } else if (op == REDUX_EXP_SOFTMAX) {
+      const double s = exp_sum(d, d, n, m);
+      store_row(y, row, n, t, d, 1, 0.0, s);
+    } else {
+      /* (x - m) - log(s), the shift and the log subtracted in that order */
+      const double s = exp_sum(d, NULL, n, m);
+      store_row(y, row, n, t, d, 0, m, log(s));
+    }
+  }
+  free(d);
+  return REDUX_OK;
+}
+
+/* Element i of a row of t as fp64. */
+static inline double load_one(const void *p, int64_t i, redux_dtype t) {
+  switch (t) {
+    case REDUX_F32: return (double)((const float *)p)[i];
+    case REDUX_F16: return (double)f16_to_float(((const uint16_t *)p)[i]);
+    default: return (double)bf16_to_float(((const uint16_t *)p)[i]);
+  }
+}
+
+redux_status redux_cpu_exp_rows_backward(redux_exp_op op, const void *g, const void *y, void *dx, int64_t row_begin,
+                                         int64_t row_end, int64_t n, redux_dtype t) {
+  if (t != REDUX_F32 && t != REDUX_F16 && t != REDUX_BF16) return REDUX_ERR_DTYPE;
+  if (n < 1 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
+  if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX) return REDUX_ERR_SHAPE;
+  const int log_form = op == REDUX_EXP_LOG_SOFTMAX;
+  double *gd = malloc(2 * (size_t)n * sizeof *gd);
+  if (gd == NULL) return REDUX_ERR_SHAPE;
+  double *yd = gd + n;
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    for (int64_t i = 0; i < n; ++i) {
+      gd[i] = load_one(g, row * n + i, t);
+      yd[i] = load_one(y, row * n + i, t);
+    }
+    /* the sum in XLANES lanes, element i into lane i % XLANES, then the fixed tree */
+    double lane[XLANES] = {0};
+    for (int64_t i = 0; i < n; ++i) lane[i % XLANES] += log_form ? gd[i] : gd[i] * yd[i];
+    for (int w = XLANES / 2; w > 0; w /= 2)
+      for (int j = 0; j < w; ++j) lane[j] = lane[j] + lane[j + w];
+    const double s = lane[0];
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = log_form ? gd[i] - redux_exp(yd[i]) * s : yd[i] * (gd[i] - s);
+      switch (t) {
+        case REDUX_F32: ((float *)dx)[row * n + i] = TO_F32(v); break;
+        case REDUX_F16: ((uint16_t *)dx)[row * n + i] = TO_F16(v); break;
+        default: ((uint16_t *)dx)[row * n + i] = TO_BF16(v); break;
+      }
+    }
+  }
+  free(gd);
+  return REDUX_OK;
+}

@@ -1,0 +1,196 @@
+/* Exponential sums of rows (redux.h, redux_cuda_exp_rows and _backward):
+ * softmax, log_softmax and logsumexp of [rows, n] along n in one kernel,
+ * and the backward of the first two in another.
+ *
+ * A group of `WIDTH` lanes owns a row: a warp (WIDTH 32) for rows of up to
+ * kWarpRowMaxBytes, else the whole block. Three reads of the row (the later
+ * ones from cache): the maximum, the fp64 sum of exp(x - m) with lane l
+ * taking vectors l, l + WIDTH, ... in order (lane_fold_range) and the lanes
+ * combined by the fixed shuffle / block tree, then the outputs. WIDTH
+ * depends on (n, dtype) only, so a row's bits depend on its values and n:
+ * not the grid, the row's place in the batch or the GPU.
+ */
+#include <math.h>
+
+#include "common.cuh"
+#include "dispatch.cuh"
+#include "grid.cuh"
+
+namespace redux {
+namespace {
+
+constexpr int64_t kWarpRowMaxBytes = 4096;
+constexpr int kExpUnroll = 4;  /* loads in flight per lane: changes no bits */
+
+/* The maximum, NaN if any element is NaN (max is exact in any order). */
+struct max_policy {
+  using acc_t = float;
+  static __device__ __forceinline__ acc_t zero() { return -INFINITY; }
+  static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return (b > a || b != b) ? b : a; }
+};
+/* A plain fp64 sum: the accumulator of a float32 sum (reduce.cuh). */
+using fp64_policy = sum_policy<float, float>;
+
+template <typename T> __device__ __forceinline__ T from_double(double v);
+template <> __device__ __forceinline__ float from_double<float>(double v) { return (float)v; }
+template <> __device__ __forceinline__ __half from_double<__half>(double v) { return __float2half_rn((float)v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_double<__nv_bfloat16>(double v) {
+  return __float2bfloat16_rn((float)v);
+}
+
+/* P's reduction of v over the row's WIDTH lanes, returned to every lane of
+ * the group. All threads of the block call it. */
+template <typename P, int WIDTH>
+__device__ __forceinline__ typename P::acc_t group_reduce(typename P::acc_t v, typename P::acc_t *scratch,
+                                                          typename P::acc_t *shared) {
+  if constexpr (WIDTH == 32) {
+    v = warp_reduce_sum<P>(v, 32);
+    return __shfl_sync(0xffffffffu, v, 0, 32);
+  } else {
+    static_assert(WIDTH == kBlock, "a row is read by a warp or by the block");
+    v = block_reduce_sum<P, kBlock>(v, scratch);
+    if (threadIdx.x == 0) *shared = v;
+    __syncthreads();
+    v = *shared;
+    __syncthreads();  /* every thread has read it before the next row writes it */
+    return v;
+  }
+}
+
+template <typename T, int WIDTH, bool ALIGNED, redux_exp_op OP>
+__global__ void __launch_bounds__(kBlock)
+exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n) {
+  constexpr int VEC = vec_of<T>::value;
+  constexpr int GROUPS = kBlock / WIDTH;
+  __shared__ float max_scratch[kBlock / 32], max_shared;
+  __shared__ double sum_scratch[kBlock / 32], sum_shared;
+  const int lane = threadIdx.x % WIDTH;
+  const int64_t group = threadIdx.x / WIDTH;
+  /* The loop bound is uniform across the block: every lane reaches every reduction. */
+  for (int64_t row0 = (int64_t)blockIdx.x * GROUPS; row0 < rows; row0 += (int64_t)gridDim.x * GROUPS) {
+    const int64_t row = row0 + group;
+    const bool live = row < rows;
+    const T *xr = x + (live ? row : 0) * n;
+    float m = max_policy::zero();
+    if (live)
+      lane_fold_range<VEC, kExpUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH, [&](T v) {
+        m = max_policy::combine(m, to_float<T>(v));
+      });
+    m = group_reduce<max_policy, WIDTH>(m, max_scratch, &max_shared);
+    /* logsumexp shifts by a finite maximum only (torch's rule): an infinite
+     * or NaN one leaves the values as they are. */
+    const double shift = (OP == REDUX_EXP_LOGSUMEXP && !isfinite(m)) ? 0.0 : (double)m;
+    double s = 0.0;
+    if (live)
+      lane_fold_range<VEC, kExpUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH, [&](T v) {
+        s += exp((double)to_float<T>(v) - shift);
+      });
+    s = group_reduce<fp64_policy, WIDTH>(s, sum_scratch, &sum_shared);
+    if (!live) continue;
+    if constexpr (OP == REDUX_EXP_LOGSUMEXP) {
+      if (lane == 0) y[row] = from_double<T>(log(s) + shift);
+    } else {
+      T *yr = y + row * n;
+      const double log_s = log(s);
+      for (int64_t i = lane; i < n; i += WIDTH) {
+        const double d = (double)to_float<T>(xr[i]) - shift;
+        yr[i] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp(d) / s : d - log_s);
+      }
+    }
+  }
+}
+
+/* The backward of softmax (LOG false) or log_softmax from y and its
+ * gradient g: lane l takes elements l, l + WIDTH, ... of the row, in order. */
+template <typename T, int WIDTH, bool LOG>
+__global__ void __launch_bounds__(kBlock)
+exp_rows_backward_kernel(const T *__restrict__ g, const T *__restrict__ y, T *__restrict__ dx, int64_t rows,
+                         int64_t n) {
+  constexpr int GROUPS = kBlock / WIDTH;
+  __shared__ double sum_scratch[kBlock / 32], sum_shared;
+  const int lane = threadIdx.x % WIDTH;
+  const int64_t group = threadIdx.x / WIDTH;
+  for (int64_t row0 = (int64_t)blockIdx.x * GROUPS; row0 < rows; row0 += (int64_t)gridDim.x * GROUPS) {
+    const int64_t row = row0 + group;
+    const bool live = row < rows;
+    const int64_t at = (live ? row : 0) * n;
+    double s = 0.0;
+    if (live)
+      for (int64_t i = lane; i < n; i += WIDTH)
+        s += LOG ? (double)to_float<T>(g[at + i]) : (double)to_float<T>(g[at + i]) * (double)to_float<T>(y[at + i]);
+    s = group_reduce<fp64_policy, WIDTH>(s, sum_scratch, &sum_shared);
+    if (!live) continue;
+    for (int64_t i = lane; i < n; i += WIDTH) {
+      const double gi = to_float<T>(g[at + i]), yi = to_float<T>(y[at + i]);
+      dx[at + i] = from_double<T>(LOG ? gi - exp(yi) * s : yi * (gi - s));
+    }
+  }
+}
+
+template <typename T, int WIDTH, redux_exp_op OP>
+redux_status launch(const void *x, void *y, int64_t rows, int64_t n, cudaStream_t stream) {
+  const bool aligned = ((uintptr_t)x % 16 == 0) && ((n * (int64_t)sizeof(T)) % 16 == 0);
+  auto kernel = aligned ? exp_rows_kernel<T, WIDTH, true, OP> : exp_rows_kernel<T, WIDTH, false, OP>;
+  const int g = grid_for(kernel, ceil_div(rows, kBlock / WIDTH), 0);
+  kernel<<<g, kBlock, 0, stream>>>(static_cast<const T *>(x), static_cast<T *>(y), rows, n);
+  return launch_status();
+}
+
+template <typename T, redux_exp_op OP>
+redux_status launch_width(const void *x, void *y, int64_t rows, int64_t n, cudaStream_t stream) {
+  if (n * (int64_t)sizeof(T) <= kWarpRowMaxBytes) return launch<T, 32, OP>(x, y, rows, n, stream);
+  return launch<T, kBlock, OP>(x, y, rows, n, stream);
+}
+
+template <typename T>
+redux_status launch_op(redux_exp_op op, const void *x, void *y, int64_t rows, int64_t n, cudaStream_t stream) {
+  switch (op) {
+    case REDUX_EXP_SOFTMAX: return launch_width<T, REDUX_EXP_SOFTMAX>(x, y, rows, n, stream);
+    case REDUX_EXP_LOG_SOFTMAX: return launch_width<T, REDUX_EXP_LOG_SOFTMAX>(x, y, rows, n, stream);
+    case REDUX_EXP_LOGSUMEXP: return launch_width<T, REDUX_EXP_LOGSUMEXP>(x, y, rows, n, stream);
+  }
+  return REDUX_ERR_SHAPE;
+}
+
+template <typename T>
+redux_status launch_backward(bool log_form, const void *g, const void *y, void *dx, int64_t rows, int64_t n,
+                             cudaStream_t stream) {
+  const bool warp = n * (int64_t)sizeof(T) <= kWarpRowMaxBytes;
+  auto kernel = warp ? (log_form ? exp_rows_backward_kernel<T, 32, true> : exp_rows_backward_kernel<T, 32, false>)
+                     : (log_form ? exp_rows_backward_kernel<T, kBlock, true> : exp_rows_backward_kernel<T, kBlock, false>);
+  const int g_blocks = grid_for(kernel, ceil_div(rows, warp ? kBlock / 32 : 1), 0);
+  kernel<<<g_blocks, kBlock, 0, stream>>>(static_cast<const T *>(g), static_cast<const T *>(y), static_cast<T *>(dx),
+                                          rows, n);
+  return launch_status();
+}
+
+}  // namespace
+}  // namespace redux
+
+extern "C" redux_status redux_cuda_exp_rows_backward(redux_exp_op op, const void *g, const void *y, void *dx,
+                                                     int64_t rows, int64_t n, redux_dtype t, void *stream) {
+  using namespace redux;
+  if (rows < 1 || n < 1) return REDUX_ERR_SHAPE;
+  if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX) return REDUX_ERR_SHAPE;
+  const bool log_form = op == REDUX_EXP_LOG_SOFTMAX;
+  cudaStream_t st = static_cast<cudaStream_t>(stream);
+  switch (t) {
+    case REDUX_F32: return launch_backward<float>(log_form, g, y, dx, rows, n, st);
+    case REDUX_F16: return launch_backward<__half>(log_form, g, y, dx, rows, n, st);
+    case REDUX_BF16: return launch_backward<__nv_bfloat16>(log_form, g, y, dx, rows, n, st);
+    default: return REDUX_ERR_DTYPE;
+  }
+}
+
+extern "C" redux_status redux_cuda_exp_rows(redux_exp_op op, const void *x, void *y, int64_t rows, int64_t n,
+                                            redux_dtype t, void *stream) {
+  using namespace redux;
+  if (rows < 1 || n < 1) return REDUX_ERR_SHAPE;
+  cudaStream_t st = static_cast<cudaStream_t>(stream);
+  switch (t) {
+    case REDUX_F32: return launch_op<float>(op, x, y, rows, n, st);
+    case REDUX_F16: return launch_op<__half>(op, x, y, rows, n, st);
+    case REDUX_BF16: return launch_op<__nv_bfloat16>(op, x, y, rows, n, st);
+    default: return REDUX_ERR_DTYPE;
+  }
+}

@@ -1,0 +1,40 @@
+// redux::_exp_rows and _exp_rows_backward on CUDA: one C API call on the current stream.
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "exp_rows.h"
+#include "plan.h"
+
+namespace redux_shim {
+namespace {
+
+at::Tensor exp_rows_cuda(const at::Tensor &x, int64_t op) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  const ExpRows a = exp_rows_args(x, op);
+  at::Tensor y = exp_rows_result(a, x);
+  if (a.rows == 0) return y;
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream(x.device().index()).stream();
+  check_status(kExpRowsOp, redux_cuda_exp_rows(a.op, a.input.const_data_ptr(), y.mutable_data_ptr(), a.rows, a.n,
+                                               a.dtype, stream));
+  return y;
+}
+
+at::Tensor exp_rows_backward_cuda(const at::Tensor &grad, const at::Tensor &out, int64_t op) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  const ExpRowsBackward a = exp_rows_backward_args(grad, out, op);
+  at::Tensor dx = at::empty(out.sizes(), out.options());
+  if (a.rows == 0) return dx;
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream(out.device().index()).stream();
+  check_status(kExpRowsBackwardOp, redux_cuda_exp_rows_backward(a.op, a.grad.const_data_ptr(), a.out.const_data_ptr(),
+                                                                dx.mutable_data_ptr(), a.rows, a.n, a.dtype, stream));
+  return dx;
+}
+
+}  // namespace
+}  // namespace redux_shim
+
+TORCH_LIBRARY_IMPL(redux, CUDA, m) {
+  m.impl("_exp_rows", &redux_shim::exp_rows_cuda);
+  m.impl("_exp_rows_backward", &redux_shim::exp_rows_backward_cuda);
+}

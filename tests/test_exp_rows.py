@@ -1,0 +1,174 @@
+"""redux::_exp_rows, the one-kernel softmax / log_softmax / logsumexp along
+the last dim that the composites take where no gradient is recorded:
+against the fp64 answer on random data with an offset at lengths around
+powers of two and the kernels' boundaries, torch's edge values, batch,
+thread-count and alignment invariance, when it is taken, and its errors."""
+import contextlib
+
+import pytest
+import torch
+
+import redux
+from conftest import DEVICES, on_one_thread, random_tensor
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+# around powers of two, the CUDA warp-per-row limit (4096 bytes: 1024 float32,
+# 2048 16-bit elements) and the longest row the kernel takes (65536)
+LENGTHS = [1, 2, 3, 31, 32, 33, 255, 1023, 1024, 1025, 2047, 2048, 2049, 8191, 65536]
+OPS = {0: "softmax", 1: "log_softmax", 2: "logsumexp"}
+
+
+def reference(x, op):
+    """torch's answer in fp64 on the CPU."""
+    x64 = x.double().cpu()
+    return torch.logsumexp(x64, [-1]) if op == 2 else getattr(torch, OPS[op])(x64, -1)
+
+
+def ops_called(fn):
+    with torch.profiler.profile() as prof:
+        fn()
+    return {e.name for e in prof.events()}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", LENGTHS)
+def test_within_one_rounding_of_the_fp64_answer(device, dtype, n):
+    rows = 3 if n < 4096 else 2
+    x = random_tensor((rows, n), dtype, device, seed=n)
+    info = torch.finfo(dtype)
+    for op in OPS:
+        got = torch.ops.redux._exp_rows(x, op)
+        want = reference(x, op)
+        assert got.dtype == dtype and got.shape == want.shape
+        err = (got.double().cpu() - want).abs()
+        # one rounding of the result (fp64 inside): relative, or a subnormal's spacing
+        assert (err <= info.eps * want.abs() + info.tiny * info.eps).all(), (OPS[op], err.max().item())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_edge_values_give_torchs_answers(device):
+    inf, nan = float("inf"), float("nan")
+    rows = torch.tensor([[1.0, 2.0, 3.0, 4.0], [-inf, -inf, -inf, -inf], [inf, 1.0, 2.0, 3.0], [nan, 1.0, 2.0, 3.0],
+                         [-inf, 0.0, 1.0, 2.0], [inf, inf, 0.0, 1.0], [-800.0, 0.0, 700.0, 709.0],
+                         [1e30, -1e30, 0.0, 1.0]], device=device)
+    for dtype in DTYPES:
+        x = rows.to(dtype)
+        for op, name in OPS.items():
+            want = torch.logsumexp(x.float(), [-1]) if op == 2 else getattr(torch, name)(x.float(), -1)
+            torch.testing.assert_close(torch.ops.redux._exp_rows(x, op), want.to(dtype), equal_nan=True,
+                                       msg=f"{name} {dtype}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bits_depend_on_the_row_alone(device):
+    """A row's bits alone and in any batch, at any alignment, on one thread
+    or many: a row is one block's or one thread's, with a fixed tree."""
+    for n in (33, 1025, 8191):
+        x = random_tensor((9, n), torch.float32, device, seed=7)
+        for op in OPS:
+            whole = torch.ops.redux._exp_rows(x, op)
+            for i in (0, 4, 8):
+                assert torch.equal(torch.ops.redux._exp_rows(x[i:i + 1], op), whole[i:i + 1])
+            assert torch.equal(torch.ops.redux._exp_rows(x[2:7], op), whole[2:7])
+            # a row starting one element past a 16-byte boundary reads element by element
+            shifted = torch.empty(9 * n + 1, device=device)[1:].view(9, n).copy_(x)
+            assert torch.equal(torch.ops.redux._exp_rows(shifted, op), whole)
+            if device == "cpu":
+                assert torch.equal(on_one_thread(lambda: torch.ops.redux._exp_rows(x, op)), whole)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_composites_take_it_where_no_gradient_is_recorded(device):
+    x = random_tensor((4, 6, 300), torch.float32, device, seed=8)
+    for name, call, op in (("softmax", lambda t: torch.ops.redux.softmax(t, -1), 0),
+                           ("log_softmax", lambda t: torch.ops.redux.log_softmax(t, 2), 1),
+                           ("logsumexp", lambda t: torch.ops.redux.logsumexp(t, [-1], True), 2)):
+        fused = torch.ops.redux._exp_rows(x, op)
+        assert torch.equal(call(x), fused.unsqueeze(-1) if op == 2 else fused), name
+        assert "redux::_exp_rows" in ops_called(lambda: call(x)), name
+        g = x.clone().requires_grad_()
+        names = ops_called(lambda: call(g))
+        assert "redux::_exp_rows" not in names and "redux::sum" in names, name  # differentiable: the composite
+        with torch.no_grad():
+            assert "redux::_exp_rows" in ops_called(lambda: call(g)), name
+        # the composite and the kernel agree to within a rounding
+        torch.testing.assert_close(call(g).detach(), call(x), rtol=2e-7, atol=2e-7)
+    # not the last dim, float64, rows longer than the kernel takes: the composite
+    for call in (lambda: torch.ops.redux.softmax(x, 1), lambda: torch.ops.redux.softmax(x.double(), -1),
+                 lambda: torch.ops.redux.logsumexp(random_tensor((2, 65537), torch.float32, device, 9), [1])):
+        names = ops_called(call)
+        assert "redux::_exp_rows" not in names and "redux::sum" in names
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_compiled_and_vmapped_calls_give_the_eager_bits(device):
+    x = random_tensor((6, 129), torch.float32, device, seed=10)
+    step = lambda t: torch.ops.redux.softmax(t * 0.5, -1) + torch.ops.redux.logsumexp(t, [-1], True)  # noqa: E731
+    assert torch.equal(torch.compile(step, fullgraph=True)(x), step(x))
+    assert torch.equal(torch.vmap(lambda r: torch.ops.redux.log_softmax(r, 0))(x), torch.ops.redux.log_softmax(x, 1))
+    torch.library.opcheck(torch.ops.redux._exp_rows.default, (x, 0))
+    torch.library.opcheck(torch.ops.redux._exp_rows.default, (x.half(), 2))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bad_arguments_are_named(device):
+    x = random_tensor((3, 4), torch.float32, device, seed=11)
+    with pytest.raises(RuntimeError, match="redux._exp_rows: argument 'op' must be 0"):
+        torch.ops.redux._exp_rows(x, 3)
+    with pytest.raises(RuntimeError, match="redux._exp_rows: argument 'x' is 0-dim"):
+        torch.ops.redux._exp_rows(x[0, 0], 0)
+    with pytest.raises(RuntimeError, match="redux._exp_rows: argument 'x' has dtype"):
+        torch.ops.redux._exp_rows(x.double(), 0)
+    with pytest.raises(RuntimeError, match="redux._exp_rows: argument 'x' has an empty last dim"):
+        torch.ops.redux._exp_rows(x[:, :0], 1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 33, 1025, 2049, 8191])
+def test_the_backward_is_within_one_rounding_of_the_fp64_answer(device, dtype, n):
+    x = random_tensor((3, n), dtype, device, seed=n + 1)
+    g = random_tensor((3, n), dtype, device, seed=n + 2, offset=0.5)
+    info = torch.finfo(dtype)
+    for op, name in ((0, "softmax"), (1, "log_softmax")):
+        y = torch.ops.redux._exp_rows(x, op)
+        got = torch.ops.redux._exp_rows_backward(g, y, op)
+        g64, y64 = g.double().cpu(), y.double().cpu()
+        want = y64 * (g64 - (g64 * y64).sum(-1, keepdim=True)) if op == 0 else \
+            g64 - y64.exp() * g64.sum(-1, keepdim=True)
+        assert got.dtype == dtype and got.shape == y.shape
+        err = (got.double().cpu() - want).abs()
+        assert (err <= info.eps * want.abs() + info.tiny * info.eps).all(), (name, err.max().item())
+        # a row alone has the bits it has in the batch
+        assert torch.equal(torch.ops.redux._exp_rows_backward(g[1:2], y[1:2], op), got[1:2])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_switch_runs_the_backward_in_one_kernel(device):
+    x = random_tensor((4, 3, 96), torch.float32, device, seed=12)
+    for fn in (lambda t: torch.softmax(t, -1), lambda t: torch.log_softmax(t, 2)):
+        grads = []
+        for on in (False, True):
+            t = x.clone().requires_grad_()
+            with redux.enabled() if on else contextlib.nullcontext():
+                fn(t).square().sum().backward()
+            grads.append(t.grad)
+        torch.testing.assert_close(grads[1], grads[0], rtol=1e-4, atol=1e-5)  # torch's float32 against fp64 inside
+        with redux.enabled():
+            c = x.clone().requires_grad_()
+            names = ops_called(lambda: fn(c).square().sum().backward())
+        assert {"redux::_exp_rows", "redux::_exp_rows_backward"} <= names, names
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_backward_names_bad_arguments(device):
+    y = random_tensor((3, 4), torch.float32, device, seed=13)
+    with pytest.raises(RuntimeError, match="redux._exp_rows_backward: argument 'op' must be 0"):
+        torch.ops.redux._exp_rows_backward(y, y, 2)
+    with pytest.raises(RuntimeError, match="redux._exp_rows_backward: argument 'grad' has shape"):
+        torch.ops.redux._exp_rows_backward(y[:2], y, 0)
+    with pytest.raises(RuntimeError, match="redux._exp_rows_backward: argument 'grad' has dtype"):
+        torch.ops.redux._exp_rows_backward(y.half(), y, 0)
+    with pytest.raises(RuntimeError, match="redux._exp_rows_backward: argument 'out' has dtype"):
+        torch.ops.redux._exp_rows_backward(y.double(), y.double(), 1)
