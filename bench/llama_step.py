@@ -9,8 +9,9 @@ rotary position embeddings and an explicit softmax, SwiGLU MLP), a final
 RMSNorm and an output layer; the step: F.cross_entropy, backward,
 clip_grad_norm_, AdamW. It prints, with the switch on:
   reductions   the aten reduction ops a forward+backward+clip+step runs
-               (torch.profiler, eager) and those left in the graphs
-               Inductor compiles (compiled), each with why it is not redux's
+               (torch.profiler, eager) and the reductions in the graphs
+               Inductor compiles (compiled), each aten one with why it is
+               not redux's
   bits         run to run (two runs of --steps steps, losses and weights);
                compiled against eager (losses of 3 steps); per-sample
                losses of the first batch_max samples at every batch size
@@ -158,8 +159,9 @@ def eager_reductions(args, device):
 
 
 def compiled_reductions(args, device):
-    """{aten reduction op: nodes} left in the graphs Inductor compiles for a
-    step with the switch on (recorded by a pre-pass, before the switch's)."""
+    """{reduction op: nodes} in the graphs Inductor compiles for a step with
+    the switch on: aten reductions and redux ops (recorded by a pre-pass,
+    before the switch's)."""
     import torch._inductor.config as inductor_config
     from torch._inductor.custom_graph_pass import CustomGraphPass
 
@@ -259,7 +261,7 @@ def main():
         print(f"  aten::{op:<28} {n:4d}  {why}")
     print("  redux ops: " + ", ".join(f"{k} x{n}" for k, n in sorted(mine.items())))
     found = compiled_reductions(args, device)
-    print("reductions left in the compiled step's graphs (aten op: nodes; why not redux's):")
+    print("reductions in the compiled step's graphs (op: nodes; for an aten op, why not redux's):")
     for op, n in sorted(found.items()):
         print(f"  {op if op.startswith('redux::') else 'aten::' + op:<34} {n:4d}  "
               f"{'' if op.startswith('redux::') else REDUCTIONS[op] or 'made by an op eager leaves to its own kernel'}")
