@@ -92,8 +92,8 @@ static inline v4d redux_exp4(v4d x) {
   return select4(x < splat(-708.0), splat(0.0), select4(x > splat(709.5), splat((double)INFINITY), p * (v4d)bits));
 }
 
-/* The row as fp64 into d[0, n), and its maximum (NaN if any element is). */
-static REDUX_HOT double load_row(const void *x, int64_t row, int64_t n, redux_dtype t, double *d) {
+/* Row `row` of t as fp64 into d[0, n). */
+static REDUX_HOT void load_values(const void *x, int64_t row, int64_t n, redux_dtype t, double *d) {
   switch (t) {
     case REDUX_F32: {
       const float *p = (const float *)x + row * n;
@@ -111,6 +111,11 @@ static REDUX_HOT double load_row(const void *x, int64_t row, int64_t n, redux_dt
       break;
     }
   }
+}
+
+/* The row as fp64 into d[0, n), and its maximum (NaN if any element is). */
+static REDUX_HOT double load_row(const void *x, int64_t row, int64_t n, redux_dtype t, double *d) {
+  load_values(x, row, n, t, d);
   /* four running maxima, then theirs (a maximum is exact in any order) */
   v4d m4 = splat(-INFINITY);
   int64_t i = 0;
@@ -203,13 +208,41 @@ redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t
   return REDUX_OK;
 }
 
-/* Element i of a row of t as fp64. */
-static inline double load_one(const void *p, int64_t i, redux_dtype t) {
-  switch (t) {
-    case REDUX_F32: return (double)((const float *)p)[i];
-    case REDUX_F16: return (double)f16_to_float(((const uint16_t *)p)[i]);
-    default: return (double)bf16_to_float(((const uint16_t *)p)[i]);
+/* The sum of a[i] * b[i] (b NULL: of a[i]) in XLANES lanes, element i into
+ * lane i % XLANES, combined by the fixed pairwise tree. */
+static REDUX_HOT double lanes_sum(const double *a, const double *b, int64_t n) {
+  v4d acc[XLANES / 4] = {{0}};
+  int64_t i = 0;
+  for (; i + XLANES <= n; i += XLANES)
+    for (int k = 0; k < XLANES / 4; ++k) {
+      v4d u;
+      memcpy(&u, a + i + 4 * k, sizeof u);
+      if (b != NULL) {
+        v4d w;
+        memcpy(&w, b + i + 4 * k, sizeof w);
+        u = u * w;
+      }
+      acc[k] += u;
+    }
+  double lane[XLANES];
+  memcpy(lane, acc, sizeof lane);
+  for (int j = 0; i + j < n; ++j) lane[j] += b != NULL ? a[i + j] * b[i + j] : a[i + j];
+  for (int w = XLANES / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; ++j) lane[j] = lane[j] + lane[j + w];
+  return lane[0];
+}
+
+/* dx = y * (g - s) (softmax) or g - exp(y) * s (log_softmax), into g. */
+static REDUX_HOT void backward_values(double *g, const double *y, int64_t n, double s, int log_form) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4d gv, yv;
+    memcpy(&gv, g + i, sizeof gv);
+    memcpy(&yv, y + i, sizeof yv);
+    gv = log_form ? gv - redux_exp4(yv) * splat(s) : yv * (gv - splat(s));
+    memcpy(g + i, &gv, sizeof gv);
   }
+  for (; i < n; ++i) g[i] = log_form ? g[i] - redux_exp(y[i]) * s : y[i] * (g[i] - s);
 }
 
 redux_status redux_cpu_exp_rows_backward(redux_exp_op op, const void *g, const void *y, void *dx, int64_t row_begin,
@@ -222,24 +255,11 @@ redux_status redux_cpu_exp_rows_backward(redux_exp_op op, const void *g, const v
   if (gd == NULL) return REDUX_ERR_SHAPE;
   double *yd = gd + n;
   for (int64_t row = row_begin; row < row_end; ++row) {
-    for (int64_t i = 0; i < n; ++i) {
-      gd[i] = load_one(g, row * n + i, t);
-      yd[i] = load_one(y, row * n + i, t);
-    }
-    /* the sum in XLANES lanes, element i into lane i % XLANES, then the fixed tree */
-    double lane[XLANES] = {0};
-    for (int64_t i = 0; i < n; ++i) lane[i % XLANES] += log_form ? gd[i] : gd[i] * yd[i];
-    for (int w = XLANES / 2; w > 0; w /= 2)
-      for (int j = 0; j < w; ++j) lane[j] = lane[j] + lane[j + w];
-    const double s = lane[0];
-    for (int64_t i = 0; i < n; ++i) {
-      const double v = log_form ? gd[i] - redux_exp(yd[i]) * s : yd[i] * (gd[i] - s);
-      switch (t) {
-        case REDUX_F32: ((float *)dx)[row * n + i] = TO_F32(v); break;
-        case REDUX_F16: ((uint16_t *)dx)[row * n + i] = TO_F16(v); break;
-        default: ((uint16_t *)dx)[row * n + i] = TO_BF16(v); break;
-      }
-    }
+    load_values(g, row, n, t, gd);
+    load_values(y, row, n, t, yd);
+    const double s = lanes_sum(gd, log_form ? NULL : yd, n);
+    backward_values(gd, yd, n, s, log_form);
+    store_row(dx, row, n, t, gd, 0, 0.0, 0.0);
   }
   free(gd);
   return REDUX_OK;
