@@ -56,7 +56,7 @@ static inline double redux_exp(double x) {
   p = p * r + 0.5;
   p = p * r + 1.0;
   p = p * r + 1.0;
-  const int64_t bits = (kbits - sbits + 1023) << 52; /* 2^k; k = 1024 gives inf */
+  const uint64_t bits = (uint64_t)(kbits - sbits + 1023) << 52; /* 2^k; k = 1024 gives inf */
   double scale;
   memcpy(&scale, &bits, sizeof scale);
   return x < -708.0 ? 0.0 : x > 709.5 ? (double)INFINITY : p * scale;
@@ -66,6 +66,7 @@ static inline double redux_exp(double x) {
  * lane by lane, so the same bits as redux_exp, in AVX2 or baseline code). */
 typedef double v4d __attribute__((vector_size(32)));
 typedef int64_t v4i __attribute__((vector_size(32)));
+typedef uint64_t v4u __attribute__((vector_size(32)));
 static inline v4d splat(double v) { return (v4d){v, v, v, v}; }
 static inline v4d select4(v4i mask, v4d yes, v4d no) { return (v4d)(((v4i)yes & mask) | ((v4i)no & ~mask)); }
 
@@ -88,7 +89,7 @@ static inline v4d redux_exp4(v4d x) {
   p = p * r + splat(0.5);
   p = p * r + splat(1.0);
   p = p * r + splat(1.0);
-  const v4i bits = ((v4i)kd - (v4i)splat(shifter) + 1023) << 52;
+  const v4u bits = (v4u)((v4i)kd - (v4i)splat(shifter) + 1023) << 52;
   return select4(x < splat(-708.0), splat(0.0), select4(x > splat(709.5), splat((double)INFINITY), p * (v4d)bits));
 }
 
