@@ -13,19 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
-#include "redux/redux.h"
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(REDUX_CPU_NO_CLONES)
-#define REDUX_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define REDUX_HOT
-#endif
-
-#define XLANES 16
-
-/* The vector helpers are static and inlined: no ABI crosses a call. */
-#pragma GCC diagnostic ignored "-Wpsabi"
+#include "rows.h"
 
 /* exp(x) in fp64 for the arguments a row gives (x - max <= 0, or inf and
  * NaN): x = k ln2 + r with k = round(x / ln2) and |r| <= ln2 / 2 (ln2 in
@@ -62,14 +50,7 @@ static inline double redux_exp(double x) {
   return x < -708.0 ? 0.0 : x > 709.5 ? (double)INFINITY : p * scale;
 }
 
-/* redux_exp on four lanes (GCC vector extensions: the same IEEE operations
- * lane by lane, so the same bits as redux_exp, in AVX2 or baseline code). */
-typedef double v4d __attribute__((vector_size(32)));
-typedef int64_t v4i __attribute__((vector_size(32)));
-typedef uint64_t v4u __attribute__((vector_size(32)));
-static inline v4d splat(double v) { return (v4d){v, v, v, v}; }
-static inline v4d select4(v4i mask, v4d yes, v4d no) { return (v4d)(((v4i)yes & mask) | ((v4i)no & ~mask)); }
-
+/* redux_exp on four lanes: the same bits as redux_exp. */
 static inline v4d redux_exp4(v4d x) {
   const double shifter = 0x1.8p52;
   const v4d y = select4(x < splat(-708.0), splat(-708.0), x);
@@ -91,27 +72,6 @@ static inline v4d redux_exp4(v4d x) {
   p = p * r + splat(1.0);
   const v4u bits = (v4u)((v4i)kd - (v4i)splat(shifter) + 1023) << 52;
   return select4(x < splat(-708.0), splat(0.0), select4(x > splat(709.5), splat((double)INFINITY), p * (v4d)bits));
-}
-
-/* Row `row` of t as fp64 into d[0, n). */
-static REDUX_HOT void load_values(const void *x, int64_t row, int64_t n, redux_dtype t, double *d) {
-  switch (t) {
-    case REDUX_F32: {
-      const float *p = (const float *)x + row * n;
-      for (int64_t i = 0; i < n; ++i) d[i] = (double)p[i];
-      break;
-    }
-    case REDUX_F16: {
-      const uint16_t *p = (const uint16_t *)x + row * n;
-      for (int64_t i = 0; i < n; ++i) d[i] = (double)f16_to_float(p[i]);
-      break;
-    }
-    default: {
-      const uint16_t *p = (const uint16_t *)x + row * n;
-      for (int64_t i = 0; i < n; ++i) d[i] = (double)bf16_to_float(p[i]);
-      break;
-    }
-  }
 }
 
 /* The row as fp64 into d[0, n), and its maximum (NaN if any element is). */
@@ -158,17 +118,14 @@ static REDUX_HOT double exp_sum(const double *d, double *e, int64_t n, double sh
 }
 
 /* y[i] = d[i] / by (divide) or (d[i] - shift) - by, rounded once to t. */
-#define STORE_ROW(T, CONVERT)                                                        \
-  do {                                                                               \
-    T *p = (T *)y + row * n;                                                         \
-    if (divide)                                                                      \
-      for (int64_t i = 0; i < n; ++i) p[i] = CONVERT(d[i] / by);                     \
-    else                                                                             \
-      for (int64_t i = 0; i < n; ++i) p[i] = CONVERT((d[i] - shift) - by);           \
+#define STORE_ROW(T, CONVERT)                                              \
+  do {                                                                     \
+    T *p = (T *)y + row * n;                                               \
+    if (divide)                                                            \
+      for (int64_t i = 0; i < n; ++i) p[i] = CONVERT(d[i] / by);           \
+    else                                                                   \
+      for (int64_t i = 0; i < n; ++i) p[i] = CONVERT((d[i] - shift) - by); \
   } while (0)
-#define TO_F32(v) ((float)(v))
-#define TO_F16(v) float_to_f16((float)(v))
-#define TO_BF16(v) float_to_bf16((float)(v))
 static REDUX_HOT void store_row(void *y, int64_t row, int64_t n, redux_dtype t, const double *d, int divide,
                                 double shift, double by) {
   switch (t) {
@@ -207,30 +164,6 @@ redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t
   }
   free(d);
   return REDUX_OK;
-}
-
-/* The sum of a[i] * b[i] (b NULL: of a[i]) in XLANES lanes, element i into
- * lane i % XLANES, combined by the fixed pairwise tree. */
-static REDUX_HOT double lanes_sum(const double *a, const double *b, int64_t n) {
-  v4d acc[XLANES / 4] = {{0}};
-  int64_t i = 0;
-  for (; i + XLANES <= n; i += XLANES)
-    for (int k = 0; k < XLANES / 4; ++k) {
-      v4d u;
-      memcpy(&u, a + i + 4 * k, sizeof u);
-      if (b != NULL) {
-        v4d w;
-        memcpy(&w, b + i + 4 * k, sizeof w);
-        u = u * w;
-      }
-      acc[k] += u;
-    }
-  double lane[XLANES];
-  memcpy(lane, acc, sizeof lane);
-  for (int j = 0; i + j < n; ++j) lane[j] += b != NULL ? a[i + j] * b[i + j] : a[i + j];
-  for (int w = XLANES / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) lane[j] = lane[j] + lane[j + w];
-  return lane[0];
 }
 
 /* dx = y * (g - s) (softmax) or g - exp(y) * s (log_softmax), into g. */

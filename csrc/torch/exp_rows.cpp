@@ -3,6 +3,8 @@
 // at::parallel_for (a row is one call's: its bits do not depend on the
 // thread count).
 #include <ATen/Parallel.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -12,6 +14,19 @@
 #include "plan.h"
 
 namespace redux_shim {
+
+bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced, bool on_cuda) {
+  if (x.dim() == 0 || reduced.size() != 1 || reduced[0] != x.dim() - 1) return false;
+  const at::ScalarType t = x.scalar_type();
+  if (t != at::kFloat && t != at::kHalf && t != at::kBFloat16) return false;
+  const c10::DeviceType d = x.device().type();
+  if (d != c10::DeviceType::CPU && !(on_cuda && (d == c10::DeviceType::CUDA || d == c10::DeviceType::Meta))) return false;
+  const c10::SymInt n = x.sym_size(-1);
+  if (!(n.sym_ge(1) & n.sym_le(kExpRowsMaxN)).guard_bool(__FILE__, __LINE__)) return false;
+  const bool recorded = at::GradMode::is_enabled() && x.requires_grad() &&
+                        !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutogradFunctionality);
+  return !recorded && !torch::autograd::isFwGradDefined(x);
+}
 
 ExpRows exp_rows_args(const at::Tensor &x, int64_t op) {
   TORCH_CHECK(x.defined(), kExpRowsOp, ": argument 'x' is an undefined tensor");

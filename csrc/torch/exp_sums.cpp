@@ -12,8 +12,6 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/DefaultDtype.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
-#include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
 
 #include <vector>
@@ -37,22 +35,6 @@ at::Tensor shift(const at::Tensor &x, at::IntArrayRef dims, at::ScalarType wide)
   return at::amax(x.detach(), dims, true).to(wide);
 }
 
-// True where x's `reduced` dims are its last one and one kernel computes
-// the op: a dtype it reads, rows it takes, and no gradient recorded
-// through it (a call below autograd, as the switch's, records none).
-bool takes_exp_rows(const at::Tensor &x, const std::vector<int64_t> &reduced) {
-  if (x.dim() == 0 || reduced.size() != 1 || reduced[0] != x.dim() - 1) return false;
-  const at::ScalarType t = x.scalar_type();
-  if (t != at::kFloat && t != at::kHalf && t != at::kBFloat16) return false;
-  const c10::DeviceType d = x.device().type();
-  if (d != c10::DeviceType::CPU && d != c10::DeviceType::CUDA && d != c10::DeviceType::Meta) return false;
-  const c10::SymInt n = x.sym_size(-1);
-  if (!(n.sym_ge(1) & n.sym_le(kExpRowsMaxN)).guard_bool(__FILE__, __LINE__)) return false;
-  const bool recorded = at::GradMode::is_enabled() && x.requires_grad() &&
-                        !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutogradFunctionality);
-  return !recorded && !torch::autograd::isFwGradDefined(x);
-}
-
 at::Tensor exp_rows(const at::Tensor &x, redux_exp_op op) {
   static const auto handle = c10::Dispatcher::singleton()
                                  .findSchemaOrThrow("redux::_exp_rows", "")
@@ -74,7 +56,7 @@ at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keep
   const std::vector<int64_t> reduced = reduced_dims(op, x, dim);
   if (x.sym_numel() == 0)  // nothing to take a maximum of: log(sum(exp)) as torch does, -inf for empty sums
     return sum_op().call(x.to(wide).exp(), dim, keepdim, std::nullopt).log().to(x.scalar_type());
-  if (takes_exp_rows(x, reduced)) {
+  if (takes_row_kernel(x, reduced, true)) {
     const at::Tensor r = exp_rows(x, REDUX_EXP_LOGSUMEXP);
     return keepdim ? r.unsqueeze(-1) : r;
   }
@@ -96,7 +78,7 @@ at::Tensor softmax_of(const char *op, const at::Tensor &self, int64_t dim, std::
   const at::Tensor x = dtype.has_value() ? self.to(*dtype) : self;
   const std::vector<int64_t> reduced = reduced_dims(op, x, std::vector<int64_t>{dim});
   if (x.sym_numel() == 0) return x.clone();
-  if (takes_exp_rows(x, reduced)) return exp_rows(x, log_form ? REDUX_EXP_LOG_SOFTMAX : REDUX_EXP_SOFTMAX);
+  if (takes_row_kernel(x, reduced, true)) return exp_rows(x, log_form ? REDUX_EXP_LOG_SOFTMAX : REDUX_EXP_SOFTMAX);
   const at::ScalarType wide = mean_sum_dtype(x.scalar_type());
   // Not shifted by 0 where the maximum is infinite: torch's answer there is nan, and so is this one.
   const at::Tensor shifted = x.sub(shift(x, reduced, wide));

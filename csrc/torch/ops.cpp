@@ -151,6 +151,9 @@ static void define_composites(torch::Library &m) {
   define(m, "var_mean(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
             "(Tensor, Tensor)",
          {at::Tag::pt2_compliant_tag});
+  // Internal: the variance (or, root, the standard deviation) and the mean
+  // along the last dim in one CPU kernel (moment_rows.cpp), for those.
+  define(m, "_moment_rows(Tensor x, float divisor, bool root) -> (Tensor, Tensor)", {at::Tag::pt2_compliant_tag});
   // torch.logsumexp's, torch.softmax's and torch.log_softmax's signatures
   // and semantics, on redux::sum and _exp_rows (exp_sums.cpp).
   define(m, "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});

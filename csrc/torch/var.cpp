@@ -1,5 +1,8 @@
 // redux::var, redux::std, redux::var_mean: torch.var's semantics in two
-// passes on redux::sum. The mean is the sum in the mean's wide dtype (fp64
+// passes. On the CPU, along the last dim of float32 / float16 / bfloat16
+// rows of up to kExpRowsMaxN where no gradient is recorded: one kernel,
+// redux::_moment_rows (fp64 lanes; moment_rows.cpp). Otherwise on
+// redux::sum: the mean is the sum in the mean's wide dtype (fp64
 // for float32/float64, fp32 for float16/bfloat16) divided once, as
 // redux::mean computes it; the deviations from it are formed in the wide
 // dtype and their squares summed by redux::sum in that dtype; one division
@@ -7,11 +10,13 @@
 // inputs: the variances of the real and imaginary parts, added (torch's
 // definition). CompositeImplicitAutograd: autograd, Meta and torch.compile
 // come from redux::sum and torch's elementwise ops.
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "exp_rows.h"
 #include "plan.h"
 
 namespace redux_shim {
@@ -27,13 +32,21 @@ std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tenso
   const std::vector<int64_t> reduced = reduced_dims(op, self, dim);
   c10::SymInt count = 1;
   for (int64_t d : reduced) count = count * self.sym_size(d);
-  const at::Tensor mean = sum_op().call(self, dim, true, wide).div(c10::Scalar(count));
-  const at::Tensor deviation = self.sub(mean);  // in the wide dtype (type promotion)
-  const at::Tensor squares = sum_op().call(deviation.mul(deviation), dim, keepdim, std::nullopt);
   // torch's divisor: max(0, N - correction), correction 1 by default. N as a
   // number: under torch.compile this specializes on it.
   const double n = (double)count.guard_int(__FILE__, __LINE__);
-  at::Tensor var = squares.div(std::max(0.0, n - correction.value_or(at::Scalar(1)).toDouble()));
+  const double divisor = std::max(0.0, n - correction.value_or(at::Scalar(1)).toDouble());
+  if (takes_row_kernel(self, reduced, false)) {  // the CPU's one kernel (no CUDA one yet)
+    static const auto handle = c10::Dispatcher::singleton()
+                                   .findSchemaOrThrow("redux::_moment_rows", "")
+                                   .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor &, double, bool)>();
+    const auto [var, mean] = handle.call(self, divisor, want_sqrt);
+    return keepdim ? std::make_tuple(var.unsqueeze(-1), mean.unsqueeze(-1)) : std::make_tuple(var, mean);
+  }
+  const at::Tensor mean = sum_op().call(self, dim, true, wide).div(c10::Scalar(count));
+  const at::Tensor deviation = self.sub(mean);  // in the wide dtype (type promotion)
+  const at::Tensor squares = sum_op().call(deviation.mul(deviation), dim, keepdim, std::nullopt);
+  at::Tensor var = squares.div(divisor);
   if (want_sqrt) var = var.sqrt();
   const at::Tensor m = keepdim ? mean : mean.squeeze(reduced);
   return {var.to(out), m.to(out)};

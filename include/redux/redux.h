@@ -299,6 +299,16 @@ redux_status redux_cpu_exp_rows_backward(redux_exp_op op, const void *g, const v
 redux_status redux_cuda_exp_rows_backward(redux_exp_op op, const void *g, const void *y, void *dx, int64_t rows,
                                           int64_t n, redux_dtype t, void *stream);
 
+/* ---- Moments of rows (csrc/cpu/moment_rows.c) ------------------------------
+ * x is [rows, n] dense of float32, float16 or bfloat16 (n > 0); a row is
+ * one thread's. Per row: mean = (the fp64 sum of x) / n, then var = (the
+ * fp64 sum of (x - mean)^2) / divisor (sqrt of it when root), each sum by
+ * XLANES fp64 lanes and a fixed tree; both rounded once to x's dtype into
+ * var[row] and mean[row]. Rows [row_begin, row_end). CUDA: not yet (the
+ * shim keeps its composite there). */
+redux_status redux_cpu_moment_rows(const void *x, void *var, void *mean, int64_t row_begin, int64_t row_end,
+                                   int64_t n, redux_dtype t, double divisor, int root);
+
 /* ---- The reduction ladder (csrc/cuda/ladder.cu) --------------------------
  * Teaching/scoring rungs of the classic reduction ladder, 1-D float32 in,
  * one float32 out. Every rung accumulates in fp64 (float accumulators fail
