@@ -9,7 +9,7 @@
 // by max(0, N - correction), one rounding to the result dtype. Complex
 // inputs: the variances of the real and imaginary parts, added (torch's
 // definition). CompositeImplicitAutograd: autograd, Meta and torch.compile
-// come from redux::sum and torch's elementwise ops.
+// come from redux::sum, redux::_moment_rows and torch's elementwise ops.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
