@@ -60,6 +60,13 @@ def random_tensor(shape, dtype, device, seed, offset=3.0):
     return x.to(dtype).to(device)
 
 
+def ops_called(fn):
+    """Names of the dispatcher ops a call ran (CPU-side profiler)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        fn()
+    return {e.key for e in prof.key_averages()}
+
+
 def on_one_thread(fn):
     """fn() with torch's intra-op threads set to one (then restored)."""
     threads = torch.get_num_threads()

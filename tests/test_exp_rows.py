@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import redux
-from conftest import DEVICES, on_one_thread, random_tensor
+from conftest import DEVICES, on_one_thread, ops_called, random_tensor
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # around powers of two, the CUDA warp-per-row limit (4096 bytes: 1024 float32,
@@ -23,11 +23,6 @@ def reference(x, op):
     x64 = x.double().cpu()
     return torch.logsumexp(x64, [-1]) if op == 2 else getattr(torch, OPS[op])(x64, -1)
 
-
-def ops_called(fn):
-    with torch.profiler.profile() as prof:
-        fn()
-    return {e.name for e in prof.events()}
 
 
 @pytest.mark.parametrize("device", DEVICES)

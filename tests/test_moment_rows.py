@@ -7,16 +7,11 @@ import pytest
 import torch
 
 import redux  # noqa: F401  (loads the ops)
-from conftest import DEVICES, on_one_thread, random_tensor
+from conftest import DEVICES, on_one_thread, ops_called, random_tensor
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 LENGTHS = [1, 2, 3, 15, 16, 17, 255, 1024, 1025, 8191, 65536]
 
-
-def ops_called(fn):
-    with torch.profiler.profile() as prof:
-        fn()
-    return {e.name for e in prof.events()}
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

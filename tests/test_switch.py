@@ -9,14 +9,8 @@ import pytest
 import torch
 
 import redux
-from conftest import DEVICES, cuda, random_tensor
+from conftest import DEVICES, cuda, ops_called, random_tensor
 
-
-def ops_called(fn):
-    """Names of the dispatcher ops a call ran (CPU-side profiler)."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
-        fn()
-    return {e.key for e in prof.key_averages()}
 
 
 @pytest.fixture(autouse=True)
