@@ -86,6 +86,8 @@ import torch
 
 from . import _C
 from ._dtypes import MEAN_SUM_DTYPE as _WIDE
+from ._dtypes import ROW_KERNEL_DTYPES as _ROW_KERNEL_DTYPES
+from ._dtypes import ROW_KERNEL_MAX_N as _ROW_KERNEL_MAX_N
 
 _lock = threading.Lock()
 _holders = 0        # enabled() blocks open now
@@ -279,17 +281,19 @@ def _softmax(kernel, op, x, dim, half_to_float):
     return op(x, dim, torch.float32 if half_to_float else None)
 
 
-# the dtypes and the longest row redux::_exp_rows_backward takes (csrc/torch/exp_rows.h)
-_EXP_ROWS_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
-_EXP_ROWS_MAX_N = _C.exp_rows_max_n()
+def _takes_row_kernel(x, dims):
+    """Whether a row kernel reduces x over dims: its last dim alone, a dtype
+    and length the kernels take (csrc/torch/row_kernels.h), a device they
+    run on. The switch runs below autograd: no gradient is recorded here."""
+    return (x.dim() > 0 and list(dims) == [x.dim() - 1] and x.dtype in _ROW_KERNEL_DTYPES
+            and 0 < x.shape[-1] <= _ROW_KERNEL_MAX_N and x.device.type in ("cpu", "cuda", "meta"))
 
 
 def _exp_rows_backward(op, grad, out, dim, input_dtype):
     """The backward by redux::_exp_rows_backward (one kernel) where it takes
     the call: along the last dim, one dtype, rows it takes; else None."""
-    if (out.dim() == 0 or dim % out.dim() != out.dim() - 1 or grad.dtype != out.dtype
-            or out.dtype not in _EXP_ROWS_DTYPES or not 0 < out.shape[-1] <= _EXP_ROWS_MAX_N
-            or out.device.type not in ("cpu", "cuda", "meta") or grad.shape != out.shape):
+    if (out.dim() == 0 or not _takes_row_kernel(out, [dim % out.dim()]) or grad.dtype != out.dtype
+            or grad.shape != out.shape):
         return None
     return torch.ops.redux._exp_rows_backward(grad, out, op).to(input_dtype)
 
@@ -381,8 +385,8 @@ _SCALAR_NAME = {torch.float16: "Half", torch.bfloat16: "BFloat16", torch.float32
 
 def _layer_norm(x, normalized_shape, weight, bias, eps, *, eager=True):
     """aten::native_layer_norm: the mean and (biased) variance over the
-    normalized dims by redux.var_mean in the wide dtype, each output
-    rounded once. Traced (eager False), torch has checked the arguments."""
+    normalized dims by redux::_moment_rows (one kernel) where it takes
+    them, else redux.var_mean in the wide dtype; each output rounded once. Traced (eager False), torch has checked the arguments."""
     _torch_kernel_dtypes("layer_norm", x, weight, bias)
     if eager:
         _checked_by_meta(torch.ops.aten.native_layer_norm, x, normalized_shape, weight, bias, eps)
@@ -398,7 +402,11 @@ def _layer_norm(x, normalized_shape, weight, bias, eps, *, eager=True):
     _, dims = _normalized(x, normalized_shape)
     wide = _WIDE[x.dtype]
     xw = x.to(wide)
-    var, mean = torch.ops.redux.var_mean(xw, dims, correction=0, keepdim=True)
+    if _takes_row_kernel(x, dims):  # one kernel, its fp64 results rounded to the wide dtype
+        var, mean = (s.to(wide).unsqueeze(-1) for s in
+                     torch.ops.redux._moment_rows(x, float(x.shape[-1]), False, torch.float64))
+    else:
+        var, mean = torch.ops.redux.var_mean(xw, dims, correction=0, keepdim=True)
     rstd = var.add(eps).rsqrt()
     out = xw.sub(mean).mul(rstd)
     if weight is not None:
@@ -443,8 +451,9 @@ def _rms_eps(x, eps):
 
 def _rms_norm(x, normalized_shape, weight, eps, *, eager=True):
     """aten::_fused_rms_norm: the mean of squares over the normalized dims
-    by redux.mean in the wide dtype, each output rounded once (eager: as
-    for _layer_norm)."""
+    by redux::_sum_squares_rows (one kernel) where it takes them, else
+    redux.mean in the wide dtype; each output rounded once (eager: as for
+    _layer_norm)."""
     # torch's CPU composite takes complex inputs too (its x**2, not |x|**2)
     _torch_kernel_dtypes("rms_norm", x, weight, complex_too=x.device.type == "cpu")
     if eager:
@@ -452,8 +461,12 @@ def _rms_norm(x, normalized_shape, weight, eps, *, eager=True):
     _, dims = _normalized(x, normalized_shape)
     wide = _WIDE.get(x.dtype, x.dtype)
     xw = x.to(wide)
-    mean = torch.mean if x.is_complex() else torch.ops.redux.mean  # the switch's mean takes complex
-    rstd = mean(xw.mul(xw), dims, True).add(_rms_eps(x, eps)).rsqrt()
+    if _takes_row_kernel(x, dims):  # one kernel, its fp64 result rounded to the wide dtype
+        squares = torch.ops.redux._sum_squares_rows(x, float(x.shape[-1]), False, torch.float64).to(wide).unsqueeze(-1)
+    else:
+        mean = torch.mean if x.is_complex() else torch.ops.redux.mean  # the switch's mean takes complex
+        squares = mean(xw.mul(xw), dims, True)
+    rstd = squares.add(_rms_eps(x, eps)).rsqrt()
     out = xw.mul(rstd)
     if weight is not None:
         out = out.mul(weight.to(wide))

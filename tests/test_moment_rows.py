@@ -1,8 +1,9 @@
-"""redux::_moment_rows, the CPU's one-kernel var / std / var_mean along the
-last dim that the composites take where no gradient is recorded: against
-the fp64 answer on random data with an offset at lengths around powers of
-two, torch's edge values, batch, thread-count and alignment invariance,
-when it is taken, and its errors."""
+"""redux::_moment_rows and redux::_sum_squares_rows, the one-kernel
+var / std / var_mean and 2-norm (the switch's rms_norm / layer_norm
+statistics) along the last dim that the composites take where no gradient
+is recorded: against the fp64 answer on random data with an offset at lengths around powers of two
+and the CUDA kernel's boundaries, torch's edge values, batch, thread-count
+and alignment invariance, when it is taken, and its errors."""
 import pytest
 import torch
 
@@ -10,15 +11,17 @@ import redux  # noqa: F401  (loads the ops)
 from conftest import DEVICES, on_one_thread, ops_called, random_tensor
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
-LENGTHS = [1, 2, 3, 15, 16, 17, 255, 1024, 1025, 8191, 65536]
+# around powers of two, the CUDA warp-per-row limit (4096 bytes: 1024 float32,
+# 2048 16-bit elements) and the longest row the composites give it (65536)
+LENGTHS = [1, 2, 3, 15, 16, 17, 255, 1023, 1024, 1025, 2047, 2048, 2049, 8191, 65536]
 
 
-
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", LENGTHS)
-def test_within_one_rounding_of_the_fp64_answer(dtype, n):
-    x = random_tensor((3, n), dtype, "cpu", seed=n)
-    x64 = x.double()
+def test_within_one_rounding_of_the_fp64_answer(device, dtype, n):
+    x = random_tensor((3, n), dtype, device, seed=n)
+    x64 = x.double().cpu()
     info = torch.finfo(dtype)
     for correction in (0, 1, 2):
         if n - correction <= 0:
@@ -27,15 +30,60 @@ def test_within_one_rounding_of_the_fp64_answer(dtype, n):
         std, _ = torch.ops.redux._moment_rows(x, float(n - correction), True)
         want_var, want_mean = torch.var_mean(x64, -1, correction=correction)
         for got, want in ((var, want_var), (mean, want_mean), (std, want_var.sqrt())):
-            assert got.dtype == dtype and got.shape == want.shape
-            err = (got.double() - want).abs()
+            assert got.dtype == dtype and got.shape == want.shape and got.device == x.device
+            err = (got.double().cpu() - want).abs()
             assert (err <= info.eps * want.abs() + info.tiny * info.eps).all(), (correction, err.max().item())
 
 
-def test_edge_values_give_torchs_answers():
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", LENGTHS)
+def test_float64_results_and_sums_of_squares_match_the_fp64_answer(device, dtype, n):
+    x = random_tensor((3, n), dtype, device, seed=n + 1)
+    x64 = x.double().cpu()
+    info = torch.finfo(dtype)
+    squares = (x64 * x64).sum(-1)
+    var, mean = torch.ops.redux._moment_rows(x, float(n), False, torch.float64)
+    want_var, want_mean = torch.var_mean(x64, -1, correction=0)
+    # fp64 results: the fp64 sums' own error only
+    for got, want in ((var, want_var), (mean, want_mean)):
+        assert got.dtype == torch.float64 and got.device == x.device
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-12, atol=1e-12 * want_mean.abs().max().item())
+    for divisor, root in ((float(n), False), (1.0, True), (float(n), True)):
+        want = (squares / divisor).sqrt() if root else squares / divisor
+        got = torch.ops.redux._sum_squares_rows(x, divisor, root)
+        assert got.dtype == dtype and got.shape == want.shape and got.device == x.device
+        err = (got.double().cpu() - want).abs()
+        assert (err <= info.eps * want.abs()).all(), (divisor, root, err.max().item())
+        wide = torch.ops.redux._sum_squares_rows(x, divisor, root, torch.float64)
+        torch.testing.assert_close(wide.cpu(), want, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_2_norm_takes_the_sum_of_squares_kernel(device):
+    x = random_tensor((4, 6, 300), torch.float32, device, seed=12)
+    for call in (lambda t: torch.ops.redux.vector_norm(t, 2, [-1]),
+                 lambda t: torch.ops.redux.vector_norm(t, 2, [2], True),
+                 lambda t: torch.ops.redux.vector_norm(t[0, 0])):
+        assert "redux::_sum_squares_rows" in ops_called(lambda: call(x))
+        g = x.clone().requires_grad_()
+        names = ops_called(lambda: call(g))
+        assert "redux::_sum_squares_rows" not in names and "redux::sum" in names  # differentiable: the composite
+        got, want = call(x), call(g).detach()  # the kernel and the composite agree to within a rounding
+        assert got.shape == want.shape and got.dtype == want.dtype
+        torch.testing.assert_close(got, want, rtol=2e-7, atol=0)
+    torch.testing.assert_close(torch.ops.redux.vector_norm(x, 2, [-1], True),
+                               torch.linalg.vector_norm(x.double(), 2, -1, True).float(), rtol=1.2e-7, atol=0)
+    for call in (lambda: torch.ops.redux.vector_norm(x, 2, [1]), lambda: torch.ops.redux.vector_norm(x, 3, [-1]),
+                 lambda: torch.ops.redux.vector_norm(x, 2, [-1], dtype=torch.float64)):
+        assert "redux::_sum_squares_rows" not in ops_called(call)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_edge_values_give_torchs_answers(device):
     inf, nan = float("inf"), float("nan")
     rows = torch.tensor([[1.0, 2.0, 3.0, 4.0], [nan, 1.0, 2.0, 3.0], [inf, 1.0, 2.0, 3.0], [-inf, -inf, 0.0, 1.0],
-                         [5.0, 5.0, 5.0, 5.0], [3e38, 3e38, 0.0, 0.0]])
+                         [5.0, 5.0, 5.0, 5.0], [3e38, 3e38, 0.0, 0.0]], device=device)
     for dtype in DTYPES:
         x = rows.to(dtype)
         for correction in (0, 1, 4, 5):
@@ -48,28 +96,32 @@ def test_edge_values_give_torchs_answers():
         torch.testing.assert_close(torch.ops.redux.std(x, [-1]), torch.std(x.float(), -1).to(dtype), equal_nan=True)
 
 
-def test_bits_depend_on_the_row_alone():
+@pytest.mark.parametrize("device", DEVICES)
+def test_bits_depend_on_the_row_alone(device):
+    """A row's bits alone and in any batch, at any alignment, on one thread
+    or many: a row is one thread's, warp's or block's, with a fixed tree."""
     for n in (17, 1025, 8191):
-        x = random_tensor((9, n), torch.float32, "cpu", seed=7)
+        x = random_tensor((9, n), torch.float32, device, seed=7)
         whole = torch.ops.redux._moment_rows(x, float(n - 1), False)
         for i in (0, 4, 8):
             part = torch.ops.redux._moment_rows(x[i:i + 1], float(n - 1), False)
             assert all(torch.equal(p, w[i:i + 1]) for p, w in zip(part, whole))
-        shifted = torch.empty(9 * n + 1)[1:].view(9, n).copy_(x)
+        # a row starting one element past a 16-byte boundary reads element by element
+        shifted = torch.empty(9 * n + 1, device=device)[1:].view(9, n).copy_(x)
         assert all(torch.equal(a, b) for a, b in zip(torch.ops.redux._moment_rows(shifted, float(n - 1), False), whole))
-        one = on_one_thread(lambda: torch.ops.redux._moment_rows(x, float(n - 1), False))
-        assert all(torch.equal(a, b) for a, b in zip(one, whole))
+        if device == "cpu":
+            one = on_one_thread(lambda: torch.ops.redux._moment_rows(x, float(n - 1), False))
+            assert all(torch.equal(a, b) for a, b in zip(one, whole))
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_the_composites_take_it_on_the_cpu_where_no_gradient_is_recorded(device):
+def test_the_composites_take_it_where_no_gradient_is_recorded(device):
     x = random_tensor((4, 6, 300), torch.float32, device, seed=8)
     calls = {"var": lambda t: torch.ops.redux.var(t, [-1]),
              "std": lambda t: torch.ops.redux.std(t, [2], correction=0, keepdim=True),
              "var_mean": lambda t: torch.ops.redux.var_mean(t, [-1], keepdim=True)}
     for name, call in calls.items():
-        names = ops_called(lambda: call(x))
-        assert ("redux::_moment_rows" in names) == (device == "cpu"), name  # no CUDA kernel yet
+        assert "redux::_moment_rows" in ops_called(lambda: call(x)), name
         g = x.clone().requires_grad_()
         names = ops_called(lambda: call(g))
         assert "redux::_moment_rows" not in names and "redux::sum" in names, name  # differentiable: the composite
@@ -77,25 +129,40 @@ def test_the_composites_take_it_on_the_cpu_where_no_gradient_is_recorded(device)
         for a, b in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
             assert a.shape == b.shape and a.dtype == b.dtype, name
             torch.testing.assert_close(a, b.detach(), rtol=2e-7, atol=1e-7)
+    # not the last dim, float64, several dims, rows longer than the kernel takes: the composite
     for call in (lambda: torch.ops.redux.var(x, [1]), lambda: torch.ops.redux.var(x.double(), [-1]),
-                 lambda: torch.ops.redux.var(x, [1, 2])):
+                 lambda: torch.ops.redux.var(x, [1, 2]),
+                 lambda: torch.ops.redux.var(random_tensor((2, 65537), torch.float32, device, 9), [1])):
         assert "redux::_moment_rows" not in ops_called(call)
 
 
-def test_compiled_vmapped_and_checked():
-    x = random_tensor((6, 129), torch.float32, "cpu", seed=10)
+@pytest.mark.parametrize("device", DEVICES)
+def test_compiled_vmapped_and_checked(device):
+    x = random_tensor((6, 129), torch.float32, device, seed=10)
     step = lambda t: torch.ops.redux.var(t * 0.5, [-1]) + torch.ops.redux.std(t, [-1])  # noqa: E731
     assert torch.equal(torch.compile(step, fullgraph=True)(x), step(x))
     assert torch.equal(torch.vmap(lambda r: torch.ops.redux.var(r, [0]))(x), torch.ops.redux.var(x, [1]))
     torch.library.opcheck(torch.ops.redux._moment_rows.default, (x, 128.0, False))
     torch.library.opcheck(torch.ops.redux._moment_rows.default, (x.bfloat16(), 129.0, True))
+    torch.library.opcheck(torch.ops.redux._moment_rows.default, (x.half(), 128.0, False, torch.float64))
+    torch.library.opcheck(torch.ops.redux._sum_squares_rows.default, (x, 1.0, True))
+    torch.library.opcheck(torch.ops.redux._sum_squares_rows.default, (x.bfloat16(), 129.0, False, torch.float64))
 
 
-def test_bad_arguments_are_named():
-    x = random_tensor((3, 4), torch.float32, "cpu", seed=11)
+@pytest.mark.parametrize("device", DEVICES)
+def test_bad_arguments_are_named(device):
+    x = random_tensor((3, 4), torch.float32, device, seed=11)
     with pytest.raises(RuntimeError, match="redux._moment_rows: argument 'x' is 0-dim"):
         torch.ops.redux._moment_rows(x[0, 0], 1.0, False)
     with pytest.raises(RuntimeError, match="redux._moment_rows: argument 'x' has dtype"):
         torch.ops.redux._moment_rows(x.double(), 1.0, False)
     with pytest.raises(RuntimeError, match="redux._moment_rows: argument 'x' has an empty last dim"):
         torch.ops.redux._moment_rows(x[:, :0], 1.0, False)
+    with pytest.raises(RuntimeError, match="redux._moment_rows: argument 'dtype' is Half"):
+        torch.ops.redux._moment_rows(x, 1.0, False, torch.float16)
+    with pytest.raises(RuntimeError, match="redux._sum_squares_rows: argument 'x' has dtype"):
+        torch.ops.redux._sum_squares_rows(x.double(), 1.0, False)
+    with pytest.raises(RuntimeError, match="redux._sum_squares_rows: argument 'dtype' is BFloat16"):
+        torch.ops.redux._sum_squares_rows(x, 1.0, True, torch.bfloat16)
+    with pytest.raises(RuntimeError, match="redux._sum_squares_rows: argument 'x' has an empty last dim"):
+        torch.ops.redux._sum_squares_rows(x[:, :0], 1.0, False)

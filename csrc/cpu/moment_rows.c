@@ -1,12 +1,13 @@
 /* Moments of rows on the CPU (redux.h, redux_cpu_moment_rows): the mean and
- * the variance (or standard deviation) of [rows, n] along n, C11.
+ * the variance (or standard deviation), or the mean of squares (or its
+ * root), of [rows, n] along n, C11.
  *
  * A row is one call's, on one thread: read once into fp64; its sum in
  * XLANES fp64 lanes by the fixed pairwise tree (rows.h), divided by n once:
  * the mean; the deviations from it, their squares summed the same way,
  * divided by the caller's divisor once. Two passes, not Welford: the
  * second runs from the row's fp64 copy in cache. A row's bits depend only
- * on its values, n and the divisor. Compiled with -ffp-contract=off.
+ * on its values, n and the arguments. Compiled with -ffp-contract=off.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,25 +21,30 @@ static REDUX_HOT void deviations(double *d, int64_t n, double m) {
 
 static void store_one(void *y, int64_t row, redux_dtype t, double v) {
   switch (t) {
+    case REDUX_F64: ((double *)y)[row] = v; break;
     case REDUX_F32: ((float *)y)[row] = TO_F32(v); break;
     case REDUX_F16: ((uint16_t *)y)[row] = TO_F16(v); break;
     default: ((uint16_t *)y)[row] = TO_BF16(v); break;
   }
 }
 
-redux_status redux_cpu_moment_rows(const void *x, void *var, void *mean, int64_t row_begin, int64_t row_end,
-                                   int64_t n, redux_dtype t, double divisor, int root) {
+redux_status redux_cpu_moment_rows(const void *x, void *m2, void *mean, int64_t row_begin, int64_t row_end,
+                                   int64_t n, redux_dtype t, redux_dtype out, double divisor, int centered,
+                                   int root) {
   if (t != REDUX_F32 && t != REDUX_F16 && t != REDUX_BF16) return REDUX_ERR_DTYPE;
+  if (out != t && out != REDUX_F64) return REDUX_ERR_DTYPE;
   if (n < 1 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
   double *d = malloc((size_t)n * sizeof *d);
   if (d == NULL) return REDUX_ERR_SHAPE;
   for (int64_t row = row_begin; row < row_end; ++row) {
     load_values(x, row, n, t, d);
-    const double m = lanes_sum(d, NULL, n) / (double)n;
-    deviations(d, n, m);
+    if (centered) {
+      const double m = lanes_sum(d, NULL, n) / (double)n;
+      deviations(d, n, m);
+      store_one(mean, row, out, m);
+    }
     const double v = lanes_sum(d, d, n) / divisor;
-    store_one(var, row, t, root ? sqrt(v) : v);
-    store_one(mean, row, t, m);
+    store_one(m2, row, out, root ? sqrt(v) : v);
   }
   free(d);
   return REDUX_OK;

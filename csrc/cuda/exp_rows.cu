@@ -2,24 +2,20 @@
  * softmax, log_softmax and logsumexp of [rows, n] along n in one kernel,
  * and the backward of the first two in another.
  *
- * A group of `WIDTH` lanes owns a row: a warp (WIDTH 32) for rows of up to
- * kWarpRowMaxBytes, else the whole block. Three reads of the row (the later
- * ones from cache): the maximum, the fp64 sum of exp(x - m) with lane l
+ * A group of `WIDTH` lanes owns a row (rows.cuh). Three reads of the row
+ * (the later ones from cache): the maximum, the fp64 sum of exp(x - m) with lane l
  * taking vectors l, l + WIDTH, ... in order (lane_fold_range) and the lanes
- * combined by the fixed shuffle / block tree, then the outputs. WIDTH
- * depends on (n, dtype) only, so a row's bits depend on its values and n:
- * not the grid, the row's place in the batch or the GPU.
+ * combined by the fixed shuffle / block tree, then the outputs.
  */
 #include <math.h>
 
-#include "common.cuh"
 #include "dispatch.cuh"
 #include "grid.cuh"
+#include "rows.cuh"
 
 namespace redux {
 namespace {
 
-constexpr int64_t kWarpRowMaxBytes = 4096;
 constexpr int kExpUnroll = 4;  /* loads in flight per lane: changes no bits */
 
 /* The maximum, NaN if any element is NaN (max is exact in any order). */
@@ -28,34 +24,6 @@ struct max_policy {
   static __device__ __forceinline__ acc_t zero() { return -INFINITY; }
   static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return (b > a || b != b) ? b : a; }
 };
-/* A plain fp64 sum: the accumulator of a float32 sum (reduce.cuh). */
-using fp64_policy = sum_policy<float, float>;
-
-template <typename T> __device__ __forceinline__ T from_double(double v);
-template <> __device__ __forceinline__ float from_double<float>(double v) { return (float)v; }
-template <> __device__ __forceinline__ __half from_double<__half>(double v) { return __float2half_rn((float)v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_double<__nv_bfloat16>(double v) {
-  return __float2bfloat16_rn((float)v);
-}
-
-/* P's reduction of v over the row's WIDTH lanes, returned to every lane of
- * the group. All threads of the block call it. */
-template <typename P, int WIDTH>
-__device__ __forceinline__ typename P::acc_t group_reduce(typename P::acc_t v, typename P::acc_t *scratch,
-                                                          typename P::acc_t *shared) {
-  if constexpr (WIDTH == 32) {
-    v = warp_reduce_sum<P>(v, 32);
-    return __shfl_sync(0xffffffffu, v, 0, 32);
-  } else {
-    static_assert(WIDTH == kBlock, "a row is read by a warp or by the block");
-    v = block_reduce_sum<P, kBlock>(v, scratch);
-    if (threadIdx.x == 0) *shared = v;
-    __syncthreads();
-    v = *shared;
-    __syncthreads();  /* every thread has read it before the next row writes it */
-    return v;
-  }
-}
 
 template <typename T, int WIDTH, bool ALIGNED, redux_exp_op OP>
 __global__ void __launch_bounds__(kBlock)
@@ -138,7 +106,7 @@ redux_status launch(const void *x, void *y, int64_t rows, int64_t n, cudaStream_
 
 template <typename T, redux_exp_op OP>
 redux_status launch_width(const void *x, void *y, int64_t rows, int64_t n, cudaStream_t stream) {
-  if (n * (int64_t)sizeof(T) <= kWarpRowMaxBytes) return launch<T, 32, OP>(x, y, rows, n, stream);
+  if (warp_per_row<T>(n)) return launch<T, 32, OP>(x, y, rows, n, stream);
   return launch<T, kBlock, OP>(x, y, rows, n, stream);
 }
 
@@ -155,7 +123,7 @@ redux_status launch_op(redux_exp_op op, const void *x, void *y, int64_t rows, in
 template <typename T>
 redux_status launch_backward(bool log_form, const void *g, const void *y, void *dx, int64_t rows, int64_t n,
                              cudaStream_t stream) {
-  const bool warp = n * (int64_t)sizeof(T) <= kWarpRowMaxBytes;
+  const bool warp = warp_per_row<T>(n);
   auto kernel = warp ? (log_form ? exp_rows_backward_kernel<T, 32, true> : exp_rows_backward_kernel<T, 32, false>)
                      : (log_form ? exp_rows_backward_kernel<T, kBlock, true> : exp_rows_backward_kernel<T, kBlock, false>);
   const int g_blocks = grid_for(kernel, ceil_div(rows, warp ? kBlock / 32 : 1), 0);

@@ -3,8 +3,6 @@
 // at::parallel_for (a row is one call's: its bits do not depend on the
 // thread count).
 #include <ATen/Parallel.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
-#include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -15,27 +13,14 @@
 
 namespace redux_shim {
 
-bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced, bool on_cuda) {
-  if (x.dim() == 0 || reduced.size() != 1 || reduced[0] != x.dim() - 1) return false;
-  const at::ScalarType t = x.scalar_type();
-  if (t != at::kFloat && t != at::kHalf && t != at::kBFloat16) return false;
-  const c10::DeviceType d = x.device().type();
-  if (d != c10::DeviceType::CPU && !(on_cuda && (d == c10::DeviceType::CUDA || d == c10::DeviceType::Meta))) return false;
-  const c10::SymInt n = x.sym_size(-1);
-  if (!(n.sym_ge(1) & n.sym_le(kExpRowsMaxN)).guard_bool(__FILE__, __LINE__)) return false;
-  const bool recorded = at::GradMode::is_enabled() && x.requires_grad() &&
-                        !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutogradFunctionality);
-  return !recorded && !torch::autograd::isFwGradDefined(x);
-}
-
 ExpRows exp_rows_args(const at::Tensor &x, int64_t op) {
   TORCH_CHECK(x.defined(), kExpRowsOp, ": argument 'x' is an undefined tensor");
   TORCH_CHECK(op == REDUX_EXP_SOFTMAX || op == REDUX_EXP_LOG_SOFTMAX || op == REDUX_EXP_LOGSUMEXP, kExpRowsOp,
               ": argument 'op' must be 0 (softmax), 1 (log_softmax) or 2 (logsumexp), got ", op);
   TORCH_CHECK(x.dim() >= 1, kExpRowsOp, ": argument 'x' is 0-dim: there is no last dim to reduce");
   const at::ScalarType t = x.scalar_type();
-  TORCH_CHECK(t == at::kFloat || t == at::kHalf || t == at::kBFloat16, kExpRowsOp, ": argument 'x' has dtype ", t,
-              ", which is not supported (expected float32, float16 or bfloat16)");
+  TORCH_CHECK(row_kernel_reads(t), kExpRowsOp, ": argument 'x' has dtype ", t, ", which is not supported (expected ",
+              kRowKernelDtypeNames, ")");
   TORCH_CHECK(x.size(-1) > 0, kExpRowsOp, ": argument 'x' has an empty last dim");
   const int64_t n = x.size(-1);
   return ExpRows{x.contiguous(), x.numel() / n, n, *to_redux(t), (redux_exp_op)op};
@@ -59,8 +44,8 @@ ExpRowsBackward exp_rows_backward_args(const at::Tensor &grad, const at::Tensor 
   TORCH_CHECK(grad.device() == out.device(), o, ": argument 'grad' is on ", grad.device(), " where 'out' is on ",
               out.device());
   const at::ScalarType t = out.scalar_type();
-  TORCH_CHECK(t == at::kFloat || t == at::kHalf || t == at::kBFloat16, o, ": argument 'out' has dtype ", t,
-              ", which is not supported (expected float32, float16 or bfloat16)");
+  TORCH_CHECK(row_kernel_reads(t), o, ": argument 'out' has dtype ", t, ", which is not supported (expected ",
+              kRowKernelDtypeNames, ")");
   TORCH_CHECK(out.size(-1) > 0, o, ": argument 'out' has an empty last dim");
   const int64_t n = out.size(-1);
   return ExpRowsBackward{grad.contiguous(), out.contiguous(), out.numel() / n, n, *to_redux(t), (redux_exp_op)op};

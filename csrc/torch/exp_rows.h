@@ -6,26 +6,12 @@
 
 #include <ATen/ATen.h>
 
-#include <vector>
-
 #include "redux/redux.h"
+#include "row_kernels.h"
 
 namespace redux_shim {
 
 constexpr const char *kExpRowsOp = "redux._exp_rows";
-// The longest row the composites give a row kernel (redux::_exp_rows,
-// redux::_moment_rows): a row is one block's (CUDA) or one thread's (CPU)
-// work, so longer ones go through redux::sum's trees. The choice depends on the shape alone, so the bits
-// do too. Python reads it through redux._C.exp_rows_max_n().
-constexpr int64_t kExpRowsMaxN = 1 << 16;
-
-// True where x's `reduced` dims are its last one and a row kernel computes
-// the op: a dtype it reads (float32, float16, bfloat16), rows of up to
-// kExpRowsMaxN, a device it runs on (the CPU; CUDA and meta tensors too
-// when on_cuda), and no gradient recorded through the call (a call below
-// autograd, as the switch's, records none).
-bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced, bool on_cuda);
-
 // The checked arguments of a call: the rows, their length and the kernels' dtype.
 struct ExpRows {
   at::Tensor input;  // contiguous

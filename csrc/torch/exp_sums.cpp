@@ -1,7 +1,8 @@
 // redux::logsumexp, redux::softmax, redux::log_softmax: torch's signatures
 // and semantics on redux's sums. Along the last dim of a float32, float16
-// or bfloat16 tensor, rows of up to kExpRowsMaxN elements (exp_rows.h), where no
-// gradient is being recorded: one kernel, redux::_exp_rows (fp64 inside).
+// or bfloat16 tensor, rows of up to kRowKernelMaxN elements (row_kernels.h),
+// where no gradient is being recorded: one kernel, redux::_exp_rows (fp64
+// inside).
 // Otherwise the composite: the shift is torch's amax (a maximum is exact,
 // so its bits are the values'), detached: the functions do not depend on
 // it, so neither do their gradients. exp(x - max) is formed in the mean's
@@ -56,7 +57,7 @@ at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keep
   const std::vector<int64_t> reduced = reduced_dims(op, x, dim);
   if (x.sym_numel() == 0)  // nothing to take a maximum of: log(sum(exp)) as torch does, -inf for empty sums
     return sum_op().call(x.to(wide).exp(), dim, keepdim, std::nullopt).log().to(x.scalar_type());
-  if (takes_row_kernel(x, reduced, true)) {
+  if (takes_row_kernel(x, reduced)) {
     const at::Tensor r = exp_rows(x, REDUX_EXP_LOGSUMEXP);
     return keepdim ? r.unsqueeze(-1) : r;
   }
@@ -78,7 +79,7 @@ at::Tensor softmax_of(const char *op, const at::Tensor &self, int64_t dim, std::
   const at::Tensor x = dtype.has_value() ? self.to(*dtype) : self;
   const std::vector<int64_t> reduced = reduced_dims(op, x, std::vector<int64_t>{dim});
   if (x.sym_numel() == 0) return x.clone();
-  if (takes_row_kernel(x, reduced, true)) return exp_rows(x, log_form ? REDUX_EXP_LOG_SOFTMAX : REDUX_EXP_SOFTMAX);
+  if (takes_row_kernel(x, reduced)) return exp_rows(x, log_form ? REDUX_EXP_LOG_SOFTMAX : REDUX_EXP_SOFTMAX);
   const at::ScalarType wide = mean_sum_dtype(x.scalar_type());
   // Not shifted by 0 where the maximum is infinite: torch's answer there is nan, and so is this one.
   const at::Tensor shifted = x.sub(shift(x, reduced, wide));

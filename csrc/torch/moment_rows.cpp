@@ -1,8 +1,8 @@
-// redux::_moment_rows(x, divisor, root) -> (var or std, mean) along the last
-// dim (redux.h's moments of rows), for var.cpp's composites on the CPU:
-// the rows fanned out over at::parallel_for (a row is one call's: its bits
-// do not depend on the thread count). CPU and Meta kernels; CUDA has none
-// yet (the composites do not call it there).
+// redux::_moment_rows(x, divisor, root, dtype) -> (var or std, mean) and
+// redux::_sum_squares_rows(x, divisor, root, dtype) along the last dim on the
+// CPU and on meta tensors: the checks and shapes shared with the CUDA kernel
+// (moment_rows.h), the rows fanned out over at::parallel_for (a row is one
+// call's: its bits do not depend on the thread count).
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
@@ -10,49 +10,88 @@
 #include <atomic>
 #include <tuple>
 
+#include "moment_rows.h"
 #include "plan.h"
+#include "row_kernels.h"
 
 namespace redux_shim {
+
 namespace {
 
-constexpr const char *kOp = "redux._moment_rows";
-
-void check_args(const at::Tensor &x) {
-  TORCH_CHECK(x.defined(), kOp, ": argument 'x' is an undefined tensor");
-  TORCH_CHECK(x.dim() >= 1, kOp, ": argument 'x' is 0-dim: there is no last dim to reduce");
+// The result dtype: x's unless float64 is asked for.
+at::ScalarType checked_dtype(const char *op, const at::Tensor &x, std::optional<at::ScalarType> dtype) {
+  TORCH_CHECK(x.defined(), op, ": argument 'x' is an undefined tensor");
+  TORCH_CHECK(x.dim() >= 1, op, ": argument 'x' is 0-dim: there is no last dim to reduce");
   const at::ScalarType t = x.scalar_type();
-  TORCH_CHECK(t == at::kFloat || t == at::kHalf || t == at::kBFloat16, kOp, ": argument 'x' has dtype ", t,
-              ", which is not supported (expected float32, float16 or bfloat16)");
+  TORCH_CHECK(row_kernel_reads(t), op, ": argument 'x' has dtype ", t, ", which is not supported (expected ",
+              kRowKernelDtypeNames, ")");
+  const at::ScalarType out = dtype.value_or(t);
+  TORCH_CHECK(out == t || out == at::kDouble, op, ": argument 'dtype' is ", out, " (expected x's dtype, ", t,
+              ", or float64)");
+  return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> moment_rows_cpu(const at::Tensor &x, double divisor, bool root) {
-  check_args(x);
-  TORCH_CHECK(x.size(-1) > 0, kOp, ": argument 'x' has an empty last dim");
-  const at::Tensor in = x.contiguous();
-  const int64_t n = x.size(-1), rows = x.numel() / n;
-  const auto shape = x.sizes().slice(0, x.dim() - 1);
-  at::Tensor var = at::empty(shape, x.options()), mean = at::empty(shape, x.options());
+at::Tensor result(const at::Tensor &x, at::ScalarType out) {
+  return at::empty_symint(x.sym_sizes().slice(0, x.dim() - 1), x.options().dtype(out));
+}
+
+}  // namespace
+
+MomentRows moment_rows_args(const char *op, const at::Tensor &x, std::optional<at::ScalarType> dtype, bool centered) {
+  const at::ScalarType out = checked_dtype(op, x, dtype);
+  TORCH_CHECK(x.size(-1) > 0, op, ": argument 'x' has an empty last dim");
+  const int64_t n = x.size(-1);
+  return MomentRows{x.contiguous(),       x.numel() / n, n, *to_redux(x.scalar_type()), *to_redux(out),
+                    result(x, out), centered ? result(x, out) : at::Tensor()};
+}
+
+namespace {
+
+void run_cpu(const MomentRows &a, double divisor, bool root) {
   std::atomic<int> failed{REDUX_OK};
-  const void *px = in.const_data_ptr();
-  void *pv = var.mutable_data_ptr(), *pm = mean.mutable_data_ptr();
-  const redux_dtype t = *to_redux(x.scalar_type());
+  const void *px = a.input.const_data_ptr();
+  void *pm2 = a.m2.mutable_data_ptr(), *pmean = a.mean.defined() ? a.mean.mutable_data_ptr() : nullptr;
+  const int centered = a.mean.defined();
   // pieces of at least ~32K elements: a row's cost is its length
-  at::parallel_for(0, rows, std::max<int64_t>(1, 32768 / n), [&](int64_t begin, int64_t end) {
-    const redux_status s = redux_cpu_moment_rows(px, pv, pm, begin, end, n, t, divisor, root);
+  at::parallel_for(0, a.rows, std::max<int64_t>(1, 32768 / a.n), [&](int64_t begin, int64_t end) {
+    const redux_status s =
+        redux_cpu_moment_rows(px, pm2, pmean, begin, end, a.n, a.dtype, a.out, divisor, centered, root);
     if (s != REDUX_OK) failed.store(s);
   });
-  check_status(kOp, (redux_status)failed.load());
-  return {var, mean};
+  check_status(centered ? kMomentRowsOp : kSumSquaresRowsOp, (redux_status)failed.load());
 }
 
-std::tuple<at::Tensor, at::Tensor> moment_rows_meta(const at::Tensor &x, double, bool) {
-  check_args(x);
-  const auto shape = x.sym_sizes().slice(0, x.dim() - 1);
-  return {at::empty_symint(shape, x.options()), at::empty_symint(shape, x.options())};
+std::tuple<at::Tensor, at::Tensor> moment_rows_cpu(const at::Tensor &x, double divisor, bool root,
+                                                   std::optional<at::ScalarType> dtype) {
+  const MomentRows a = moment_rows_args(kMomentRowsOp, x, dtype, true);
+  run_cpu(a, divisor, root);
+  return {a.m2, a.mean};
+}
+
+at::Tensor sum_squares_rows_cpu(const at::Tensor &x, double divisor, bool root, std::optional<at::ScalarType> dtype) {
+  const MomentRows a = moment_rows_args(kSumSquaresRowsOp, x, dtype, false);
+  run_cpu(a, divisor, root);
+  return a.m2;
+}
+
+std::tuple<at::Tensor, at::Tensor> moment_rows_meta(const at::Tensor &x, double, bool,
+                                                    std::optional<at::ScalarType> dtype) {
+  const at::ScalarType out = checked_dtype(kMomentRowsOp, x, dtype);
+  return {result(x, out), result(x, out)};
+}
+
+at::Tensor sum_squares_rows_meta(const at::Tensor &x, double, bool, std::optional<at::ScalarType> dtype) {
+  return result(x, checked_dtype(kSumSquaresRowsOp, x, dtype));
 }
 
 }  // namespace
 }  // namespace redux_shim
 
-TORCH_LIBRARY_IMPL(redux, CPU, m) { m.impl("_moment_rows", &redux_shim::moment_rows_cpu); }
-TORCH_LIBRARY_IMPL(redux, Meta, m) { m.impl("_moment_rows", &redux_shim::moment_rows_meta); }
+TORCH_LIBRARY_IMPL(redux, CPU, m) {
+  m.impl("_moment_rows", &redux_shim::moment_rows_cpu);
+  m.impl("_sum_squares_rows", &redux_shim::sum_squares_rows_cpu);
+}
+TORCH_LIBRARY_IMPL(redux, Meta, m) {
+  m.impl("_moment_rows", &redux_shim::moment_rows_meta);
+  m.impl("_sum_squares_rows", &redux_shim::sum_squares_rows_meta);
+}

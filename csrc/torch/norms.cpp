@@ -3,15 +3,20 @@
 // float64 and their complex forms, fp32 for float16 and bfloat16); ord 1:
 // sum |x|; 2: sqrt(sum |x|^2); 0: the count of nonzeros; +-inf: max / min
 // |x| (exact in any order: torch's amax / amin); other p: (sum |x|^p)^(1/p).
-// One rounding to the result dtype. CompositeImplicitAutograd: autograd,
-// Meta and torch.compile come from redux::sum and torch's elementwise ops.
+// One rounding to the result dtype. ord 2 along the last dim of float32 /
+// float16 / bfloat16 rows of up to kRowKernelMaxN where no gradient is
+// recorded: one kernel, redux::_sum_squares_rows (fp64 sums). Composite-
+// ImplicitAutograd: autograd, Meta and torch.compile come from redux::sum,
+// redux::_sum_squares_rows and torch's elementwise ops.
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
 #include <cmath>
 #include <vector>
 
 #include "plan.h"
+#include "row_kernels.h"
 
 namespace redux_shim {
 namespace {
@@ -32,8 +37,8 @@ at::Tensor root_at_zero(const at::Tensor &sum, double exponent) {
   return at::where(zero, at::zeros_like(sum), root);
 }
 
-at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::OptionalIntArrayRef dim, bool keepdim,
-                            std::optional<at::ScalarType> dtype) {
+// torch's checks of self, ord and dtype.
+void check_args(const at::Tensor &self, const at::Scalar &ord, std::optional<at::ScalarType> dtype) {
   TORCH_CHECK(self.defined(), kNorm, ": argument 'self' is an undefined tensor");
   const at::ScalarType t = self.scalar_type();
   TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t), kNorm, ": argument 'self' has dtype ", t,
@@ -52,6 +57,12 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
     TORCH_CHECK(at::promoteTypes(t, *dtype) == *dtype, kNorm, ": argument 'self' has dtype ", t,
                 ", which does not convert to argument 'dtype' (", *dtype, ") without narrowing");
   }
+}
+
+at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::OptionalIntArrayRef dim, bool keepdim,
+                            std::optional<at::ScalarType> dtype) {
+  check_args(self, ord, dtype);
+  const at::ScalarType t = self.scalar_type();
   const at::ScalarType out = at::toRealValueType(dtype.value_or(t));
   const at::Tensor x = dtype.has_value() ? self.to(*dtype) : self;
   const std::vector<int64_t> reduced = reduced_dims(kNorm, x, dim);
@@ -69,6 +80,13 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
   if (std::isinf(p) && !x.is_complex()) {  // |x| and its extremes are exact in x's own dtype: no wide copy
     const at::Tensor magnitude = x.abs();
     return (p > 0 ? at::amax(magnitude, reduced, keepdim) : at::amin(magnitude, reduced, keepdim)).to(out);
+  }
+  if (p == 2 && !x.is_complex() && takes_row_kernel(x, reduced)) {
+    static const auto handle = c10::Dispatcher::singleton()
+                                   .findSchemaOrThrow("redux::_sum_squares_rows", "")
+                                   .typed<at::Tensor(const at::Tensor &, double, bool, std::optional<at::ScalarType>)>();
+    const at::Tensor norm = handle.call(x, 1.0, true, std::nullopt);
+    return keepdim ? norm.unsqueeze(-1) : norm;
   }
   const at::ScalarType wide = mean_sum_dtype(out);
   const at::Tensor magnitude = (x.is_complex() ? x.to(at::toComplexType(wide)) : x.to(wide)).abs();

@@ -8,13 +8,14 @@
 #include <Python.h>
 #include <torch/library.h>
 
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "eager.h"
 #include "ladder.h"
-#include "exp_rows.h"
 #include "plan.h"
+#include "row_kernels.h"
 #include "unsupported.h"
 
 namespace {
@@ -101,12 +102,28 @@ PyObject *mean_dtypes_table(PyObject *, PyObject *) {
   return table;
 }
 
-PyObject *exp_rows_max_n(PyObject *, PyObject *) { return PyLong_FromLongLong(redux_shim::kExpRowsMaxN); }
+PyObject *row_kernel_max_n(PyObject *, PyObject *) { return PyLong_FromLongLong(redux_shim::kRowKernelMaxN); }
+
+PyObject *row_kernel_dtypes(PyObject *, PyObject *) {
+  PyObject *names = PyTuple_New(std::size(redux_shim::kRowKernelDtypes));
+  if (names == nullptr) return nullptr;
+  Py_ssize_t i = 0;
+  for (at::ScalarType t : redux_shim::kRowKernelDtypes) {
+    PyObject *name = PyUnicode_FromString(std::string(c10::getDtypeNames(t).first).c_str());
+    if (name == nullptr) {
+      Py_DECREF(names);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(names, i++, name);
+  }
+  return names;
+}
 
 PyMethodDef kMethods[] = {
     {"dtypes", dtypes_table, METH_NOARGS, "(input dtypes redux reads, dtypes a sum gives), as torch's names."},
     {"mean_dtypes", mean_dtypes_table, METH_NOARGS, "((mean's result dtype, its sum's dtype), ...), torch's names."},
-    {"exp_rows_max_n", exp_rows_max_n, METH_NOARGS, "The longest row redux::_exp_rows is given (exp_rows.h)."},
+    {"row_kernel_max_n", row_kernel_max_n, METH_NOARGS, "The longest row a row kernel is given (row_kernels.h)."},
+    {"row_kernel_dtypes", row_kernel_dtypes, METH_NOARGS, "The dtypes the row kernels read, torch's names."},
     {"variants", variants_table, METH_NOARGS, "The variants table: (rung, name, deterministic, general, idea) rows."},
     {"sum", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::eager_sum)), METH_FASTCALL,
      "redux.sum's eager entry: sum(input, dim, keepdim, dtype) through the dispatcher (eager.cpp)."},
@@ -151,9 +168,14 @@ static void define_composites(torch::Library &m) {
   define(m, "var_mean(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
             "(Tensor, Tensor)",
          {at::Tag::pt2_compliant_tag});
-  // Internal: the variance (or, root, the standard deviation) and the mean
-  // along the last dim in one CPU kernel (moment_rows.cpp), for those.
-  define(m, "_moment_rows(Tensor x, float divisor, bool root) -> (Tensor, Tensor)", {at::Tag::pt2_compliant_tag});
+  // Internal, one kernel along the last dim (moment_rows*.cpp), results in
+  // x's dtype or float64: the variance (or, root, the standard deviation)
+  // and the mean, for those; the sum of squares / divisor (or its root), for
+  // vector_norm and the switch's rms_norm.
+  define(m, "_moment_rows(Tensor x, float divisor, bool root, ScalarType? dtype=None) -> (Tensor, Tensor)",
+         {at::Tag::pt2_compliant_tag});
+  define(m, "_sum_squares_rows(Tensor x, float divisor, bool root, ScalarType? dtype=None) -> Tensor",
+         {at::Tag::pt2_compliant_tag});
   // torch.logsumexp's, torch.softmax's and torch.log_softmax's signatures
   // and semantics, on redux::sum and _exp_rows (exp_sums.cpp).
   define(m, "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});

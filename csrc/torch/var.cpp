@@ -1,7 +1,7 @@
 // redux::var, redux::std, redux::var_mean: torch.var's semantics in two
-// passes. On the CPU, along the last dim of float32 / float16 / bfloat16
-// rows of up to kExpRowsMaxN where no gradient is recorded: one kernel,
-// redux::_moment_rows (fp64 lanes; moment_rows.cpp). Otherwise on
+// passes. Along the last dim of float32 / float16 / bfloat16 rows of up to
+// kRowKernelMaxN where no gradient is recorded: one kernel on the CPU and
+// CUDA, redux::_moment_rows (fp64 sums; moment_rows*.cpp). Otherwise on
 // redux::sum: the mean is the sum in the mean's wide dtype (fp64
 // for float32/float64, fp32 for float16/bfloat16) divided once, as
 // redux::mean computes it; the deviations from it are formed in the wide
@@ -16,8 +16,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "exp_rows.h"
 #include "plan.h"
+#include "row_kernels.h"
 
 namespace redux_shim {
 namespace {
@@ -36,11 +36,12 @@ std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tenso
   // number: under torch.compile this specializes on it.
   const double n = (double)count.guard_int(__FILE__, __LINE__);
   const double divisor = std::max(0.0, n - correction.value_or(at::Scalar(1)).toDouble());
-  if (takes_row_kernel(self, reduced, false)) {  // the CPU's one kernel (no CUDA one yet)
+  if (takes_row_kernel(self, reduced)) {
     static const auto handle = c10::Dispatcher::singleton()
                                    .findSchemaOrThrow("redux::_moment_rows", "")
-                                   .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor &, double, bool)>();
-    const auto [var, mean] = handle.call(self, divisor, want_sqrt);
+                                   .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor &, double, bool,
+                                                                             std::optional<at::ScalarType>)>();
+    const auto [var, mean] = handle.call(self, divisor, want_sqrt, std::nullopt);
     return keepdim ? std::make_tuple(var.unsqueeze(-1), mean.unsqueeze(-1)) : std::make_tuple(var, mean);
   }
   const at::Tensor mean = sum_op().call(self, dim, true, wide).div(c10::Scalar(count));

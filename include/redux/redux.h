@@ -299,15 +299,24 @@ redux_status redux_cpu_exp_rows_backward(redux_exp_op op, const void *g, const v
 redux_status redux_cuda_exp_rows_backward(redux_exp_op op, const void *g, const void *y, void *dx, int64_t rows,
                                           int64_t n, redux_dtype t, void *stream);
 
-/* ---- Moments of rows (csrc/cpu/moment_rows.c) ------------------------------
+/* ---- Moments of rows (csrc/cpu/moment_rows.c, csrc/cuda/moment_rows.cu) --
  * x is [rows, n] dense of float32, float16 or bfloat16 (n > 0); a row is
- * one thread's. Per row: mean = (the fp64 sum of x) / n, then var = (the
- * fp64 sum of (x - mean)^2) / divisor (sqrt of it when root), each sum by
- * XLANES fp64 lanes and a fixed tree; both rounded once to x's dtype into
- * var[row] and mean[row]. Rows [row_begin, row_end). CUDA: not yet (the
- * shim keeps its composite there). */
-redux_status redux_cpu_moment_rows(const void *x, void *var, void *mean, int64_t row_begin, int64_t row_end,
-                                   int64_t n, redux_dtype t, double divisor, int root);
+ * one thread's (CPU) or one warp's or block's (CUDA), so its bits depend
+ * only on its values, n and the arguments. Per row, in fp64, each sum by a
+ * fixed tree:
+ *   centered   mean = (the sum of x) / n, m2 = (the sum of (x - mean)^2) / divisor
+ *   otherwise  m2 = (the sum of x^2) / divisor (mean is not written; may be NULL)
+ * and sqrt(m2) in place of m2 when root: the variance or standard deviation
+ * and the mean, or the mean of squares, its root (rms), or with divisor 1
+ * the 2-norm. Each output rounded once to `out` (x's dtype or float64) into
+ * m2[row] and mean[row]. */
+/* Rows [row_begin, row_end). */
+redux_status redux_cpu_moment_rows(const void *x, void *m2, void *mean, int64_t row_begin, int64_t row_end,
+                                   int64_t n, redux_dtype t, redux_dtype out, double divisor, int centered,
+                                   int root);
+/* Every row, on `stream` (a cudaStream_t). */
+redux_status redux_cuda_moment_rows(const void *x, void *m2, void *mean, int64_t rows, int64_t n, redux_dtype t,
+                                    redux_dtype out, double divisor, int centered, int root, void *stream);
 
 /* ---- The reduction ladder (csrc/cuda/ladder.cu) --------------------------
  * Teaching/scoring rungs of the classic reduction ladder, 1-D float32 in,

@@ -1,0 +1,103 @@
+/* Moments of rows (redux.h, redux_cuda_moment_rows): the mean and the
+ * variance (or standard deviation), or the mean of squares (or its root),
+ * of [rows, n] along n in one kernel.
+ *
+ * A group of `WIDTH` lanes owns a row (rows.cuh). Each sum in fp64 with lane
+ * l taking vectors l, l + WIDTH, ... in order (lane_fold_range) and the
+ * lanes combined by the fixed shuffle / block tree. Centered, two reads of
+ * the row (the second from cache): the values, divided by n once (the
+ * mean), then the squared deviations from it, divided by the caller's
+ * divisor once; two passes, not Welford, as on the CPU (moment_rows.c).
+ * Otherwise one read: the squares, divided by the divisor once.
+ */
+#include <math.h>
+
+#include "grid.cuh"
+#include "rows.cuh"
+
+namespace redux {
+namespace {
+
+constexpr int kMomentUnroll = 4;  /* loads in flight per lane: changes no bits */
+
+template <typename T, typename Out, int WIDTH, bool ALIGNED>
+__global__ void __launch_bounds__(kBlock)
+moment_rows_kernel(const T *__restrict__ x, Out *__restrict__ m2, Out *__restrict__ mean, int64_t rows, int64_t n,
+                   double divisor, bool centered, bool root) {
+  constexpr int VEC = vec_of<T>::value;
+  constexpr int GROUPS = kBlock / WIDTH;
+  __shared__ double scratch[kBlock / 32], shared;
+  const int lane = threadIdx.x % WIDTH;
+  const int64_t group = threadIdx.x / WIDTH;
+  /* The loop bound is uniform across the block: every lane reaches every reduction. */
+  for (int64_t row0 = (int64_t)blockIdx.x * GROUPS; row0 < rows; row0 += (int64_t)gridDim.x * GROUPS) {
+    const int64_t row = row0 + group;
+    const bool live = row < rows;
+    const T *xr = x + (live ? row : 0) * n;
+    double m = 0.0;
+    if (centered) {  /* uniform across the block */
+      double s = 0.0;
+      if (live)
+        lane_fold_range<VEC, kMomentUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH, [&](T v) {
+          s += (double)to_float<T>(v);
+        });
+      m = group_reduce<fp64_policy, WIDTH>(s, scratch, &shared) / (double)n;
+    }
+    double q = 0.0;
+    if (live)
+      lane_fold_range<VEC, kMomentUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH, [&](T v) {
+        const double d = (double)to_float<T>(v) - m;
+        q = fma(d, d, q);
+      });
+    q = group_reduce<fp64_policy, WIDTH>(q, scratch, &shared);
+    if (live && lane == 0) {
+      const double v = q / divisor;
+      m2[row] = from_double<Out>(root ? sqrt(v) : v);
+      if (centered) mean[row] = from_double<Out>(m);
+    }
+  }
+}
+
+/* The arguments after the pointers, passed through. */
+struct MomentArgs {
+  int64_t rows, n;
+  double divisor;
+  bool centered, root;
+};
+
+template <typename T, typename Out, int WIDTH>
+redux_status launch(const void *x, void *m2, void *mean, MomentArgs a, cudaStream_t stream) {
+  const bool aligned = ((uintptr_t)x % 16 == 0) && ((a.n * (int64_t)sizeof(T)) % 16 == 0);
+  auto kernel = aligned ? moment_rows_kernel<T, Out, WIDTH, true> : moment_rows_kernel<T, Out, WIDTH, false>;
+  const int g = grid_for(kernel, ceil_div(a.rows, kBlock / WIDTH), 0);
+  kernel<<<g, kBlock, 0, stream>>>(static_cast<const T *>(x), static_cast<Out *>(m2), static_cast<Out *>(mean), a.rows,
+                                   a.n, a.divisor, a.centered, a.root);
+  return launch_status();
+}
+
+template <typename T>
+redux_status launch_out(bool wide, const void *x, void *m2, void *mean, MomentArgs a, cudaStream_t stream) {
+  const bool warp = warp_per_row<T>(a.n);
+  if (wide) return warp ? launch<T, double, 32>(x, m2, mean, a, stream) : launch<T, double, kBlock>(x, m2, mean, a, stream);
+  return warp ? launch<T, T, 32>(x, m2, mean, a, stream) : launch<T, T, kBlock>(x, m2, mean, a, stream);
+}
+
+}  // namespace
+}  // namespace redux
+
+extern "C" redux_status redux_cuda_moment_rows(const void *x, void *m2, void *mean, int64_t rows, int64_t n,
+                                               redux_dtype t, redux_dtype out, double divisor, int centered, int root,
+                                               void *stream) {
+  using namespace redux;
+  if (rows < 1 || n < 1) return REDUX_ERR_SHAPE;
+  if (out != t && out != REDUX_F64) return REDUX_ERR_DTYPE;
+  const bool wide = out == REDUX_F64;
+  const MomentArgs a{rows, n, divisor, centered != 0, root != 0};
+  cudaStream_t st = static_cast<cudaStream_t>(stream);
+  switch (t) {
+    case REDUX_F32: return launch_out<float>(wide, x, m2, mean, a, st);
+    case REDUX_F16: return launch_out<__half>(wide, x, m2, mean, a, st);
+    case REDUX_BF16: return launch_out<__nv_bfloat16>(wide, x, m2, mean, a, st);
+    default: return REDUX_ERR_DTYPE;
+  }
+}

@@ -1,0 +1,51 @@
+/* What the row kernels share (exp_rows.cu, moment_rows.cu): a group of
+ * WIDTH lanes owns a row, a warp (WIDTH 32) for rows of up to
+ * kWarpRowMaxBytes, else the whole block. WIDTH depends on (n, dtype)
+ * only, so a row's bits depend on its values and n: not the grid, the row's
+ * place in the batch or the GPU.
+ */
+#pragma once
+
+#include "common.cuh"
+
+namespace redux {
+
+constexpr int64_t kWarpRowMaxBytes = 4096;
+
+/* A plain fp64 sum: the accumulator of a float32 sum (reduce.cuh). */
+using fp64_policy = sum_policy<float, float>;
+
+/* An fp64 result rounded once to a row kernel's output type. */
+template <typename T> __device__ __forceinline__ T from_double(double v);
+template <> __device__ __forceinline__ double from_double<double>(double v) { return v; }
+template <> __device__ __forceinline__ float from_double<float>(double v) { return (float)v; }
+template <> __device__ __forceinline__ __half from_double<__half>(double v) { return __float2half_rn((float)v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_double<__nv_bfloat16>(double v) {
+  return __float2bfloat16_rn((float)v);
+}
+
+/* P's reduction of v over the row's WIDTH lanes by the fixed shuffle / block
+ * tree, returned to every lane of the group. All threads of the block call it. */
+template <typename P, int WIDTH>
+__device__ __forceinline__ typename P::acc_t group_reduce(typename P::acc_t v, typename P::acc_t *scratch,
+                                                          typename P::acc_t *shared) {
+  if constexpr (WIDTH == 32) {
+    v = warp_reduce_sum<P>(v, 32);
+    return __shfl_sync(0xffffffffu, v, 0, 32);
+  } else {
+    static_assert(WIDTH == kBlock, "a row is read by a warp or by the block");
+    v = block_reduce_sum<P, kBlock>(v, scratch);
+    if (threadIdx.x == 0) *shared = v;
+    __syncthreads();
+    v = *shared;
+    __syncthreads();  /* every thread has read it before the next row writes it */
+    return v;
+  }
+}
+
+/* Whether a row of n elements of T is a warp's (else the block's). */
+template <typename T> __host__ __forceinline__ bool warp_per_row(int64_t n) {
+  return n * (int64_t)sizeof(T) <= kWarpRowMaxBytes;
+}
+
+}  // namespace redux

@@ -1,0 +1,29 @@
+// What the composites' row kernels share (redux::_exp_rows,
+// redux::_moment_rows, redux::_sum_squares_rows): the dtypes they read, the
+// longest row they are given, and when a composite takes one.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+namespace redux_shim {
+
+// The longest row the composites give a row kernel: a row is one block's
+// (CUDA) or one thread's (CPU) work, so longer ones go through redux::sum's
+// trees. The choice depends on the shape alone, so the bits do too. Python
+// reads it through redux._C.row_kernel_max_n().
+constexpr int64_t kRowKernelMaxN = 1 << 16;
+
+// The dtypes a row kernel reads and writes (Python: redux._C.row_kernel_dtypes()).
+constexpr at::ScalarType kRowKernelDtypes[] = {at::kFloat, at::kHalf, at::kBFloat16};
+constexpr const char *kRowKernelDtypeNames = "float32, float16 or bfloat16";
+bool row_kernel_reads(at::ScalarType t);
+
+// True where x's `reduced` dims are its last one and a row kernel computes
+// the op: a dtype it reads, rows of 1 to kRowKernelMaxN, a device it runs on
+// (CPU, CUDA, meta), and no gradient recorded through the call (a call below
+// autograd, as the switch's, records none).
+bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced);
+
+}  // namespace redux_shim
