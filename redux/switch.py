@@ -282,11 +282,27 @@ def _softmax(kernel, op, x, dim, half_to_float):
 
 
 def _takes_row_kernel(x, dims):
-    """Whether a row kernel reduces x over dims: its last dim alone, a dtype
-    and length the kernels take (csrc/torch/row_kernels.h), a device they
-    run on. The switch runs below autograd: no gradient is recorded here."""
-    return (x.dim() > 0 and list(dims) == [x.dim() - 1] and x.dtype in _ROW_KERNEL_DTYPES
-            and 0 < x.shape[-1] <= _ROW_KERNEL_MAX_N and x.device.type in ("cpu", "cuda", "meta"))
+    """Whether a row kernel reduces x over dims (sorted): x's trailing dims,
+    rows of a length and dtype the kernels take (csrc/torch/row_kernels.h),
+    a device they run on. The switch runs below autograd: no gradient is
+    recorded here."""
+    k = len(dims)
+    if x.dim() == 0 or k == 0 or list(dims) != list(range(x.dim() - k, x.dim())):
+        return False
+    return (x.dtype in _ROW_KERNEL_DTYPES and 0 < _row_length(x, dims) <= _ROW_KERNEL_MAX_N
+            and x.device.type in ("cpu", "cuda", "meta"))
+
+
+def _row_length(x, dims):
+    n = 1
+    for d in dims:
+        n *= x.shape[d]
+    return n
+
+
+def _from_rows(r, dims):
+    """A row kernel's per-row result, the reduced dims kept as size 1."""
+    return r.reshape(r.shape + (1,) * len(dims))
 
 
 def _exp_rows_backward(op, grad, out, dim, input_dtype):
@@ -386,7 +402,8 @@ _SCALAR_NAME = {torch.float16: "Half", torch.bfloat16: "BFloat16", torch.float32
 def _layer_norm(x, normalized_shape, weight, bias, eps, *, eager=True):
     """aten::native_layer_norm: the mean and (biased) variance over the
     normalized dims by redux::_moment_rows (one kernel) where it takes
-    them, else redux.var_mean in the wide dtype; each output rounded once. Traced (eager False), torch has checked the arguments."""
+    them, else redux.var_mean in the wide dtype; each output rounded once.
+    Traced (eager False), torch has checked the arguments."""
     _torch_kernel_dtypes("layer_norm", x, weight, bias)
     if eager:
         _checked_by_meta(torch.ops.aten.native_layer_norm, x, normalized_shape, weight, bias, eps)
@@ -403,8 +420,8 @@ def _layer_norm(x, normalized_shape, weight, bias, eps, *, eager=True):
     wide = _WIDE[x.dtype]
     xw = x.to(wide)
     if _takes_row_kernel(x, dims):  # one kernel, its fp64 results rounded to the wide dtype
-        var, mean = (s.to(wide).unsqueeze(-1) for s in
-                     torch.ops.redux._moment_rows(x, float(x.shape[-1]), False, torch.float64))
+        var, mean = (_from_rows(s.to(wide), dims) for s in torch.ops.redux._moment_rows(
+            x.flatten(dims[0]), float(_row_length(x, dims)), False, torch.float64))
     else:
         var, mean = torch.ops.redux.var_mean(xw, dims, correction=0, keepdim=True)
     rstd = var.add(eps).rsqrt()
@@ -462,7 +479,8 @@ def _rms_norm(x, normalized_shape, weight, eps, *, eager=True):
     wide = _WIDE.get(x.dtype, x.dtype)
     xw = x.to(wide)
     if _takes_row_kernel(x, dims):  # one kernel, its fp64 result rounded to the wide dtype
-        squares = torch.ops.redux._sum_squares_rows(x, float(x.shape[-1]), False, torch.float64).to(wide).unsqueeze(-1)
+        squares = _from_rows(torch.ops.redux._sum_squares_rows(
+            x.flatten(dims[0]), float(_row_length(x, dims)), False, torch.float64).to(wide), dims)
     else:
         mean = torch.mean if x.is_complex() else torch.ops.redux.mean  # the switch's mean takes complex
         squares = mean(xw.mul(xw), dims, True)

@@ -130,11 +130,37 @@ def test_the_composites_take_it_where_no_gradient_is_recorded(device):
         for a, b in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
             assert a.shape == b.shape and a.dtype == b.dtype, name
             torch.testing.assert_close(a, b.detach(), rtol=2e-7, atol=1e-7)
-    # not the last dim, float64, several dims, rows longer than the kernel takes: the composite
+    # not the trailing dims, float64, rows longer than the kernel takes: the composite
     for call in (lambda: torch.ops.redux.var(x, [1]), lambda: torch.ops.redux.var(x.double(), [-1]),
-                 lambda: torch.ops.redux.var(x, [1, 2]),
-                 lambda: torch.ops.redux.var(random_tensor((2, 65537), torch.float32, device, 9), [1])):
+                 lambda: torch.ops.redux.var(x, [0, 2]),
+                 lambda: torch.ops.redux.var(random_tensor((2, 65537), torch.float32, device, 9), [1]),
+                 lambda: torch.ops.redux.var(random_tensor((2, 300, 300), torch.float32, device, 9), [1, 2])):
         assert "redux::_moment_rows" not in ops_called(call)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_trailing_dims_and_full_reductions_are_one_row(device):
+    """A reduction over x's last k dims reads each slice as one row of their
+    product (a full reduction: one row): torch's shapes, the composite's
+    values to within a rounding, the bits of the flattened rows."""
+    x = random_tensor((4, 6, 50), torch.float32, device, seed=13)
+    calls = {"var": lambda t, d, k: torch.ops.redux.var(t, d, keepdim=k),
+             "var_mean": lambda t, d, k: torch.ops.redux.var_mean(t, d, correction=0, keepdim=k),
+             "norm 2": lambda t, d, k: torch.ops.redux.vector_norm(t, 2, d, k),
+             "logsumexp": lambda t, d, k: torch.ops.redux.logsumexp(t, d if d is not None else [0, 1, 2], k)}
+    kernels = {"redux::_moment_rows", "redux::_sum_squares_rows", "redux::_exp_rows"}
+    for name, call in calls.items():
+        for dims, keepdim in (([1, 2], False), ([1, 2], True), (None, False), (None, True), ([0, 1, 2], True)):
+            assert kernels & ops_called(lambda: call(x, dims, keepdim)), (name, dims)
+            got, want = call(x, dims, keepdim), call(x.clone().requires_grad_(), dims, keepdim)  # the composite
+            for a, b in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+                assert a.shape == b.shape and a.dtype == b.dtype, (name, dims, keepdim)
+                torch.testing.assert_close(a, b.detach(), rtol=3e-7, atol=1e-6, msg=f"{name} {dims} {keepdim}")
+        # the bits of the same values as rows of their product
+        flat, over_two = call(x.reshape(4, 300), [-1], False), call(x, [1, 2], False)
+        for a, b in zip(flat if isinstance(flat, tuple) else (flat,),
+                        over_two if isinstance(over_two, tuple) else (over_two,)):
+            assert torch.equal(a, b), name
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -1,5 +1,5 @@
 // redux::logsumexp, redux::softmax, redux::log_softmax: torch's signatures
-// and semantics on redux's sums. Along the last dim of a float32, float16
+// and semantics on redux's sums. Over trailing dims of a float32, float16
 // or bfloat16 tensor, rows of up to kRowKernelMaxN elements (row_kernels.h),
 // where no gradient is being recorded: one kernel, redux::_exp_rows (fp64
 // inside).
@@ -57,10 +57,8 @@ at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keep
   const std::vector<int64_t> reduced = reduced_dims(op, x, dim);
   if (x.sym_numel() == 0)  // nothing to take a maximum of: log(sum(exp)) as torch does, -inf for empty sums
     return sum_op().call(x.to(wide).exp(), dim, keepdim, std::nullopt).log().to(x.scalar_type());
-  if (takes_row_kernel(x, reduced)) {
-    const at::Tensor r = exp_rows(x, REDUX_EXP_LOGSUMEXP);
-    return keepdim ? r.unsqueeze(-1) : r;
-  }
+  if (takes_row_kernel(x, reduced))
+    return reduced_shape(exp_rows(as_rows(x, reduced), REDUX_EXP_LOGSUMEXP), reduced, keepdim);
   // Non-finite maxima shift by 0, as torch's: the result is then +-inf or nan as the values make it.
   at::Tensor m = shift(x, reduced, wide);
   m = m.masked_fill(m.isfinite().logical_not(), 0);

@@ -3,7 +3,7 @@
 // float64 and their complex forms, fp32 for float16 and bfloat16); ord 1:
 // sum |x|; 2: sqrt(sum |x|^2); 0: the count of nonzeros; +-inf: max / min
 // |x| (exact in any order: torch's amax / amin); other p: (sum |x|^p)^(1/p).
-// One rounding to the result dtype. ord 2 along the last dim of float32 /
+// One rounding to the result dtype. ord 2 over trailing dims of float32 /
 // float16 / bfloat16 rows of up to kRowKernelMaxN where no gradient is
 // recorded: one kernel, redux::_sum_squares_rows (fp64 sums). Composite-
 // ImplicitAutograd: autograd, Meta and torch.compile come from redux::sum,
@@ -85,8 +85,7 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
     static const auto handle = c10::Dispatcher::singleton()
                                    .findSchemaOrThrow("redux::_sum_squares_rows", "")
                                    .typed<at::Tensor(const at::Tensor &, double, bool, std::optional<at::ScalarType>)>();
-    const at::Tensor norm = handle.call(x, 1.0, true, std::nullopt);
-    return keepdim ? norm.unsqueeze(-1) : norm;
+    return reduced_shape(handle.call(as_rows(x, reduced), 1.0, true, std::nullopt), reduced, keepdim);
   }
   const at::ScalarType wide = mean_sum_dtype(out);
   const at::Tensor magnitude = (x.is_complex() ? x.to(at::toComplexType(wide)) : x.to(wide)).abs();

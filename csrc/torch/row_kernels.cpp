@@ -13,15 +13,30 @@ bool row_kernel_reads(at::ScalarType t) {
 }
 
 bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced) {
-  if (x.dim() == 0 || reduced.size() != 1 || reduced[0] != x.dim() - 1) return false;
+  const int64_t k = (int64_t)reduced.size();
+  if (x.dim() == 0 || k == 0 || k > x.dim()) return false;
+  for (int64_t i = 0; i < k; ++i)
+    if (reduced[i] != x.dim() - k + i) return false;  // the trailing dims, in order
   if (!row_kernel_reads(x.scalar_type())) return false;
   const c10::DeviceType d = x.device().type();
   if (d != c10::DeviceType::CPU && d != c10::DeviceType::CUDA && d != c10::DeviceType::Meta) return false;
-  const c10::SymInt n = x.sym_size(-1);
+  c10::SymInt n = 1;
+  for (int64_t dim : reduced) n = n * x.sym_size(dim);
   if (!(n.sym_ge(1) & n.sym_le(kRowKernelMaxN)).guard_bool(__FILE__, __LINE__)) return false;
   const bool recorded = at::GradMode::is_enabled() && x.requires_grad() &&
                         !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutogradFunctionality);
   return !recorded && !torch::autograd::isFwGradDefined(x);
+}
+
+at::Tensor as_rows(const at::Tensor &x, const std::vector<int64_t> &reduced) {
+  return reduced.size() == 1 ? x : x.flatten(x.dim() - (int64_t)reduced.size());
+}
+
+at::Tensor reduced_shape(const at::Tensor &r, const std::vector<int64_t> &reduced, bool keepdim) {
+  if (!keepdim) return r;
+  at::Tensor kept = r;
+  for (size_t i = 0; i < reduced.size(); ++i) kept = kept.unsqueeze(-1);
+  return kept;
 }
 
 }  // namespace redux_shim

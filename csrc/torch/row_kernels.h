@@ -20,10 +20,20 @@ constexpr at::ScalarType kRowKernelDtypes[] = {at::kFloat, at::kHalf, at::kBFloa
 constexpr const char *kRowKernelDtypeNames = "float32, float16 or bfloat16";
 bool row_kernel_reads(at::ScalarType t);
 
-// True where x's `reduced` dims are its last one and a row kernel computes
-// the op: a dtype it reads, rows of 1 to kRowKernelMaxN, a device it runs on
-// (CPU, CUDA, meta), and no gradient recorded through the call (a call below
-// autograd, as the switch's, records none).
+// True where a row kernel computes the op over x's `reduced` dims (sorted,
+// as reduced_dims gives them): x's trailing dims (the last alone, several,
+// or all: a full reduction is one row), n, their product, of 1 to
+// kRowKernelMaxN, a dtype it reads, a device it runs on (CPU, CUDA, meta),
+// and no gradient recorded through the call (a call below autograd, as the
+// switch's, records none).
 bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced);
+
+// x as the [..., n] rows a row kernel reads: its reduced (trailing) dims
+// flattened into one.
+at::Tensor as_rows(const at::Tensor &x, const std::vector<int64_t> &reduced);
+
+// A row kernel's per-row result r (x's leading dims) in the reduction's
+// shape: the reduced dims dropped, or kept as size 1 when keepdim.
+at::Tensor reduced_shape(const at::Tensor &r, const std::vector<int64_t> &reduced, bool keepdim);
 
 }  // namespace redux_shim

@@ -1,5 +1,5 @@
 // redux::var, redux::std, redux::var_mean: torch.var's semantics in two
-// passes. Along the last dim of float32 / float16 / bfloat16 rows of up to
+// passes. Over trailing dims of float32 / float16 / bfloat16 rows of up to
 // kRowKernelMaxN where no gradient is recorded: one kernel on the CPU and
 // CUDA, redux::_moment_rows (fp64 sums; moment_rows*.cpp). Otherwise on
 // redux::sum: the mean is the sum in the mean's wide dtype (fp64
@@ -41,8 +41,8 @@ std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tenso
                                    .findSchemaOrThrow("redux::_moment_rows", "")
                                    .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor &, double, bool,
                                                                              std::optional<at::ScalarType>)>();
-    const auto [var, mean] = handle.call(self, divisor, want_sqrt, std::nullopt);
-    return keepdim ? std::make_tuple(var.unsqueeze(-1), mean.unsqueeze(-1)) : std::make_tuple(var, mean);
+    const auto [var, mean] = handle.call(as_rows(self, reduced), divisor, want_sqrt, std::nullopt);
+    return {reduced_shape(var, reduced, keepdim), reduced_shape(mean, reduced, keepdim)};
   }
   const at::Tensor mean = sum_op().call(self, dim, true, wide).div(c10::Scalar(count));
   const at::Tensor deviation = self.sub(mean);  // in the wide dtype (type promotion)
