@@ -78,7 +78,8 @@ redux_status launch(const void *x, void *m2, void *mean, MomentArgs a, cudaStrea
 template <typename T>
 redux_status launch_out(bool wide, const void *x, void *m2, void *mean, MomentArgs a, cudaStream_t stream) {
   const bool warp = warp_per_row<T>(a.n);
-  if (wide) return warp ? launch<T, double, 32>(x, m2, mean, a, stream) : launch<T, double, kBlock>(x, m2, mean, a, stream);
+  if (wide)
+    return warp ? launch<T, double, 32>(x, m2, mean, a, stream) : launch<T, double, kBlock>(x, m2, mean, a, stream);
   return warp ? launch<T, T, 32>(x, m2, mean, a, stream) : launch<T, T, kBlock>(x, m2, mean, a, stream);
 }
 

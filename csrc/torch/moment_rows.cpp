@@ -41,8 +41,8 @@ MomentRows moment_rows_args(const char *op, const at::Tensor &x, std::optional<a
   const at::ScalarType out = checked_dtype(op, x, dtype);
   TORCH_CHECK(x.size(-1) > 0, op, ": argument 'x' has an empty last dim");
   const int64_t n = x.size(-1);
-  return MomentRows{x.contiguous(),       x.numel() / n, n, *to_redux(x.scalar_type()), *to_redux(out),
-                    result(x, out), centered ? result(x, out) : at::Tensor()};
+  return MomentRows{x.contiguous(), x.numel() / n, n, *to_redux(x.scalar_type()), *to_redux(out), result(x, out),
+                    centered ? result(x, out) : at::Tensor()};
 }
 
 namespace {

@@ -82,9 +82,9 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
     return (p > 0 ? at::amax(magnitude, reduced, keepdim) : at::amin(magnitude, reduced, keepdim)).to(out);
   }
   if (p == 2 && !x.is_complex() && takes_row_kernel(x, reduced)) {
-    static const auto handle = c10::Dispatcher::singleton()
-                                   .findSchemaOrThrow("redux::_sum_squares_rows", "")
-                                   .typed<at::Tensor(const at::Tensor &, double, bool, std::optional<at::ScalarType>)>();
+    using SumSquaresRows = at::Tensor(const at::Tensor &, double, bool, std::optional<at::ScalarType>);
+    static const auto handle =
+        c10::Dispatcher::singleton().findSchemaOrThrow("redux::_sum_squares_rows", "").typed<SumSquaresRows>();
     return reduced_shape(handle.call(as_rows(x, reduced), 1.0, true, std::nullopt), reduced, keepdim);
   }
   const at::ScalarType wide = mean_sum_dtype(out);
