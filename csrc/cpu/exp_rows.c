@@ -112,9 +112,7 @@ static REDUX_HOT double exp_sum(const double *d, double *e, int64_t n, double sh
     if (e != NULL) e[i + j] = v;
     lane[j] += v;
   }
-  for (int w = XLANES / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) lane[j] = lane[j] + lane[j + w];
-  return lane[0];
+  return lanes_tree(lane);
 }
 
 /* y[i] = d[i] / by (divide) or (d[i] - shift) - by, rounded once to t. */

@@ -37,9 +37,7 @@ static REDUX_HOT double f32_squares_sum(const float *x, int64_t n) {
   double lane[XLANES];
   memcpy(lane, acc, sizeof lane);
   for (int j = 0; i + j < n; ++j) lane[j] += (double)x[i + j] * (double)x[i + j];
-  for (int w = XLANES / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) lane[j] = lane[j] + lane[j + w];
-  return lane[0];
+  return lanes_tree(lane);
 }
 
 static void store_one(void *y, int64_t row, redux_dtype t, double v) {

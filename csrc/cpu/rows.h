@@ -50,6 +50,13 @@ static REDUX_HOT void load_values(const void *x, int64_t row, int64_t n, redux_d
   }
 }
 
+/* The fixed pairwise tree over the XLANES lanes (lane is overwritten). */
+static inline double lanes_tree(double *lane) {
+  for (int w = XLANES / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; ++j) lane[j] = lane[j] + lane[j + w];
+  return lane[0];
+}
+
 /* The sum of a[i] * b[i] (b NULL: of a[i]) in XLANES lanes, element i into
  * lane i % XLANES, combined by the fixed pairwise tree. */
 static REDUX_HOT double lanes_sum(const double *a, const double *b, int64_t n) {
@@ -69,9 +76,7 @@ static REDUX_HOT double lanes_sum(const double *a, const double *b, int64_t n) {
   double lane[XLANES];
   memcpy(lane, acc, sizeof lane);
   for (int j = 0; i + j < n; ++j) lane[j] += b != NULL ? a[i + j] * b[i + j] : a[i + j];
-  for (int w = XLANES / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) lane[j] = lane[j] + lane[j + w];
-  return lane[0];
+  return lanes_tree(lane);
 }
 
 

@@ -1,23 +1,36 @@
 // redux::_exp_rows on the CPU and on meta tensors: the checks and shapes
-// shared with the CUDA kernel (exp_rows.h), the rows fanned out over
-// at::parallel_for (a row is one call's: its bits do not depend on the
-// thread count).
-#include <ATen/Parallel.h>
+// shared with the CUDA kernel (exp_rows.h), the rows fanned out by
+// run_cpu_rows (row_kernels.h).
 #include <torch/library.h>
-
-#include <algorithm>
-#include <atomic>
 
 #include "exp_rows.h"
 #include "plan.h"
 
 namespace redux_shim {
 
-ExpRows exp_rows_args(const at::Tensor &x, int64_t op) {
-  TORCH_CHECK(x.defined(), kExpRowsOp, ": argument 'x' is an undefined tensor");
+namespace {
+
+// The checks the real and meta kernels share.
+void check_op(int64_t op) {
   TORCH_CHECK(op == REDUX_EXP_SOFTMAX || op == REDUX_EXP_LOG_SOFTMAX || op == REDUX_EXP_LOGSUMEXP, kExpRowsOp,
               ": argument 'op' must be 0 (softmax), 1 (log_softmax) or 2 (logsumexp), got ", op);
+}
+
+void check_backward_op(int64_t op) {
+  TORCH_CHECK(op == REDUX_EXP_SOFTMAX || op == REDUX_EXP_LOG_SOFTMAX, kExpRowsBackwardOp,
+              ": argument 'op' must be 0 (softmax) or 1 (log_softmax), got ", op);
+}
+
+void check_rows(const at::Tensor &x) {
   TORCH_CHECK(x.dim() >= 1, kExpRowsOp, ": argument 'x' is 0-dim: there is no last dim to reduce");
+}
+
+}  // namespace
+
+ExpRows exp_rows_args(const at::Tensor &x, int64_t op) {
+  TORCH_CHECK(x.defined(), kExpRowsOp, ": argument 'x' is an undefined tensor");
+  check_op(op);
+  check_rows(x);
   const at::ScalarType t = x.scalar_type();
   TORCH_CHECK(row_kernel_reads(t), kExpRowsOp, ": argument 'x' has dtype ", t, ", which is not supported (expected ",
               kRowKernelDtypeNames, ")");
@@ -34,8 +47,7 @@ at::Tensor exp_rows_result(const ExpRows &a, const at::Tensor &x) {
 ExpRowsBackward exp_rows_backward_args(const at::Tensor &grad, const at::Tensor &out, int64_t op) {
   constexpr const char *o = kExpRowsBackwardOp;
   TORCH_CHECK(grad.defined() && out.defined(), o, ": arguments 'grad' and 'out' must be defined tensors");
-  TORCH_CHECK(op == REDUX_EXP_SOFTMAX || op == REDUX_EXP_LOG_SOFTMAX, o,
-              ": argument 'op' must be 0 (softmax) or 1 (log_softmax), got ", op);
+  check_backward_op(op);
   TORCH_CHECK(out.dim() >= 1, o, ": argument 'out' is 0-dim: there is no last dim");
   TORCH_CHECK(grad.sizes() == out.sizes(), o, ": argument 'grad' has shape ", grad.sizes(), " where 'out' has ",
               out.sizes());
@@ -56,42 +68,33 @@ namespace {
 at::Tensor exp_rows_backward_cpu(const at::Tensor &grad, const at::Tensor &out, int64_t op) {
   const ExpRowsBackward a = exp_rows_backward_args(grad, out, op);
   at::Tensor dx = at::empty(out.sizes(), out.options());
-  std::atomic<int> failed{REDUX_OK};
   const void *g = a.grad.const_data_ptr(), *y = a.out.const_data_ptr();
   void *d = dx.mutable_data_ptr();
-  at::parallel_for(0, a.rows, std::max<int64_t>(1, 32768 / a.n), [&](int64_t begin, int64_t end) {
-    const redux_status s = redux_cpu_exp_rows_backward(a.op, g, y, d, begin, end, a.n, a.dtype);
-    if (s != REDUX_OK) failed.store(s);
+  run_cpu_rows(kExpRowsBackwardOp, a.rows, a.n, [&](int64_t begin, int64_t end) {
+    return redux_cpu_exp_rows_backward(a.op, g, y, d, begin, end, a.n, a.dtype);
   });
-  check_status(kExpRowsBackwardOp, (redux_status)failed.load());
   return dx;
 }
 
 at::Tensor exp_rows_backward_meta(const at::Tensor &grad, const at::Tensor &out, int64_t op) {
-  TORCH_CHECK(op == REDUX_EXP_SOFTMAX || op == REDUX_EXP_LOG_SOFTMAX, kExpRowsBackwardOp,
-              ": argument 'op' must be 0 (softmax) or 1 (log_softmax), got ", op);
+  check_backward_op(op);
   return at::empty_symint(out.sym_sizes(), out.options());
 }
 
 at::Tensor exp_rows_cpu(const at::Tensor &x, int64_t op) {
   const ExpRows a = exp_rows_args(x, op);
   at::Tensor y = exp_rows_result(a, x);
-  std::atomic<int> failed{REDUX_OK};
   const void *in = a.input.const_data_ptr();
   void *out = y.mutable_data_ptr();
-  // pieces of at least ~32K elements: a row's cost is its length
-  at::parallel_for(0, a.rows, std::max<int64_t>(1, 32768 / a.n), [&](int64_t begin, int64_t end) {
-    const redux_status s = redux_cpu_exp_rows(a.op, in, out, begin, end, a.n, a.dtype);
-    if (s != REDUX_OK) failed.store(s);
+  run_cpu_rows(kExpRowsOp, a.rows, a.n, [&](int64_t begin, int64_t end) {
+    return redux_cpu_exp_rows(a.op, in, out, begin, end, a.n, a.dtype);
   });
-  check_status(kExpRowsOp, (redux_status)failed.load());
   return y;
 }
 
 at::Tensor exp_rows_meta(const at::Tensor &x, int64_t op) {
-  TORCH_CHECK(op == REDUX_EXP_SOFTMAX || op == REDUX_EXP_LOG_SOFTMAX || op == REDUX_EXP_LOGSUMEXP, kExpRowsOp,
-              ": argument 'op' must be 0 (softmax), 1 (log_softmax) or 2 (logsumexp), got ", op);
-  TORCH_CHECK(x.dim() >= 1, kExpRowsOp, ": argument 'x' is 0-dim: there is no last dim to reduce");
+  check_op(op);
+  check_rows(x);
   if (op != REDUX_EXP_LOGSUMEXP) return at::empty_symint(x.sym_sizes(), x.options());
   return at::empty_symint(x.sym_sizes().slice(0, x.dim() - 1), x.options());
 }

@@ -1,13 +1,9 @@
 // redux::_moment_rows(x, divisor, root, dtype) -> (var or std, mean) and
 // redux::_sum_squares_rows(x, divisor, root, dtype) along the last dim on the
 // CPU and on meta tensors: the checks and shapes shared with the CUDA kernel
-// (moment_rows.h), the rows fanned out over at::parallel_for (a row is one
-// call's: its bits do not depend on the thread count).
-#include <ATen/Parallel.h>
+// (moment_rows.h), the rows fanned out by run_cpu_rows (row_kernels.h).
 #include <torch/library.h>
 
-#include <algorithm>
-#include <atomic>
 #include <tuple>
 
 #include "moment_rows.h"
@@ -48,17 +44,12 @@ MomentRows moment_rows_args(const char *op, const at::Tensor &x, std::optional<a
 namespace {
 
 void run_cpu(const MomentRows &a, double divisor, bool root) {
-  std::atomic<int> failed{REDUX_OK};
   const void *px = a.input.const_data_ptr();
   void *pm2 = a.m2.mutable_data_ptr(), *pmean = a.mean.defined() ? a.mean.mutable_data_ptr() : nullptr;
   const int centered = a.mean.defined();
-  // pieces of at least ~32K elements: a row's cost is its length
-  at::parallel_for(0, a.rows, std::max<int64_t>(1, 32768 / a.n), [&](int64_t begin, int64_t end) {
-    const redux_status s =
-        redux_cpu_moment_rows(px, pm2, pmean, begin, end, a.n, a.dtype, a.out, divisor, centered, root);
-    if (s != REDUX_OK) failed.store(s);
+  run_cpu_rows(centered ? kMomentRowsOp : kSumSquaresRowsOp, a.rows, a.n, [&](int64_t begin, int64_t end) {
+    return redux_cpu_moment_rows(px, pm2, pmean, begin, end, a.n, a.dtype, a.out, divisor, centered, root);
   });
-  check_status(centered ? kMomentRowsOp : kSumSquaresRowsOp, (redux_status)failed.load());
 }
 
 std::tuple<at::Tensor, at::Tensor> moment_rows_cpu(const at::Tensor &x, double divisor, bool root,

@@ -1,10 +1,14 @@
 // When a composite takes a row kernel (row_kernels.h).
 #include "row_kernels.h"
 
+#include <ATen/Parallel.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/functions/utils.h>
 
 #include <algorithm>
+#include <atomic>
+
+#include "plan.h"
 
 namespace redux_shim {
 
@@ -37,6 +41,17 @@ at::Tensor reduced_shape(const at::Tensor &r, const std::vector<int64_t> &reduce
   at::Tensor kept = r;
   for (size_t i = 0; i < reduced.size(); ++i) kept = kept.unsqueeze(-1);
   return kept;
+}
+
+void run_cpu_rows(const char *op, int64_t rows, int64_t n,
+                  const std::function<redux_status(int64_t begin, int64_t end)> &kernel) {
+  std::atomic<int> failed{REDUX_OK};
+  // a row's cost is its length
+  at::parallel_for(0, rows, std::max<int64_t>(1, 32768 / n), [&](int64_t begin, int64_t end) {
+    const redux_status s = kernel(begin, end);
+    if (s != REDUX_OK) failed.store(s);
+  });
+  check_status(op, (redux_status)failed.load());
 }
 
 }  // namespace redux_shim
