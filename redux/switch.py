@@ -339,11 +339,24 @@ def _log_softmax_backward(grad, out, dim, input_dtype):
 
 
 def _checked_by_meta(op, *args):
-    """torch's argument errors of `op` (shapes, weights), from its meta kernel."""
+    """torch's argument errors of `op` (shapes, weights), from its meta kernel.
+    The verdict depends on the shapes, dtypes and other arguments only, so an
+    accepted call is remembered: the meta kernels are Python decompositions
+    that cost ~1 ms, more than the op itself."""
+    key = (op,) + tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor)
+                        else tuple(a) if isinstance(a, list) else a for a in args)
+    if key in _META_ACCEPTED:
+        return
     try:
         op(*(torch.empty(a.shape, dtype=a.dtype, device="meta") if isinstance(a, torch.Tensor) else a for a in args))
     except AssertionError as e:  # the meta kernel's form of the CPU and CUDA kernels' RuntimeError
         raise RuntimeError(str(e)) from None
+    if len(_META_ACCEPTED) >= 256:
+        _META_ACCEPTED.clear()
+    _META_ACCEPTED.add(key)
+
+
+_META_ACCEPTED = set()  # keys of calls whose meta kernel raised nothing
 
 
 def _nll_loss(x, target, weight, reduction, ignore_index, *, eager):

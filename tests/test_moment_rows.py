@@ -193,3 +193,16 @@ def test_bad_arguments_are_named(device):
         torch.ops.redux._sum_squares_rows(x, 1.0, True, torch.bfloat16)
     with pytest.raises(RuntimeError, match="redux._sum_squares_rows: argument 'x' has an empty last dim"):
         torch.ops.redux._sum_squares_rows(x[:, :0], 1.0, False)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_16_bit_results_are_rounded_once(device, dtype):
+    # 1 / divisor is 1 + half a 16-bit ulp, plus or minus much less than a
+    # float32 ulp: through float32 it would land on the midpoint and round to
+    # the even neighbour (1); rounded once from fp64 it is the nearer one.
+    ulp = torch.finfo(dtype).eps
+    x = torch.ones(2, 1, dtype=dtype, device=device)
+    for off, want in ((2.0 ** -30, 1 + ulp), (-(2.0 ** -30), 1.0), (0.0, 1.0)):
+        got = torch.ops.redux._sum_squares_rows(x, 1 / (1 + ulp / 2 + off), False)
+        assert got.tolist() == [want, want], (off, got)

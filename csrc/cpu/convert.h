@@ -57,4 +57,19 @@ static inline uint16_t float_to_bf16(float f) {
   return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+/* double -> float rounded to odd (toward zero, the last bit set when
+ * inexact): rounding that float to nearest at fp16's or bf16's precision
+ * (13 or more bits fewer) gives the double's correctly rounded value, where
+ * a plain (float) first would round twice. */
+static inline float double_to_float_odd(double d) {
+  const float f = (float)d;
+  if (!(d == d) || (double)f == d) return f; /* NaN, or exact (inf too) */
+  uint32_t u = float_to_bits(f);
+  if ((f > 0 && (double)f > d) || (f < 0 && (double)f < d)) --u; /* toward zero (inf -> the largest finite) */
+  return bits_to_float(u | 1u);
+}
+
+static inline uint16_t double_to_f16(double d) { return float_to_f16(double_to_float_odd(d)); }
+static inline uint16_t double_to_bf16(double d) { return float_to_bf16(double_to_float_odd(d)); }
+
 #endif /* REDUX_CPU_CONVERT_H */

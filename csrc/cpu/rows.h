@@ -82,7 +82,7 @@ static REDUX_HOT double lanes_sum(const double *a, const double *b, int64_t n) {
 
 /* An fp64 value rounded once to a row's dtype. */
 #define TO_F32(v) ((float)(v))
-#define TO_F16(v) float_to_f16((float)(v))
-#define TO_BF16(v) float_to_bf16((float)(v))
+#define TO_F16(v) double_to_f16(v)
+#define TO_BF16(v) double_to_bf16(v)
 
 #endif /* REDUX_CPU_ROWS_H */

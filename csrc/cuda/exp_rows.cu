@@ -29,15 +29,9 @@ template <typename T, int WIDTH, bool ALIGNED, redux_exp_op OP>
 __global__ void __launch_bounds__(kBlock)
 exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n) {
   constexpr int VEC = vec_of<T>::value;
-  constexpr int GROUPS = kBlock / WIDTH;
   __shared__ float max_scratch[kBlock / 32], max_shared;
   __shared__ double sum_scratch[kBlock / 32], sum_shared;
-  const int lane = threadIdx.x % WIDTH;
-  const int64_t group = threadIdx.x / WIDTH;
-  /* The loop bound is uniform across the block: every lane reaches every reduction. */
-  for (int64_t row0 = (int64_t)blockIdx.x * GROUPS; row0 < rows; row0 += (int64_t)gridDim.x * GROUPS) {
-    const int64_t row = row0 + group;
-    const bool live = row < rows;
+  for_each_row<WIDTH>(rows, [&](int64_t row, bool live, int lane) {
     const T *xr = x + (live ? row : 0) * n;
     float m = max_policy::zero();
     if (live)
@@ -54,7 +48,7 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_
         s += exp((double)to_float<T>(v) - shift);
       });
     s = group_reduce<fp64_policy, WIDTH>(s, sum_scratch, &sum_shared);
-    if (!live) continue;
+    if (!live) return;
     if constexpr (OP == REDUX_EXP_LOGSUMEXP) {
       if (lane == 0) y[row] = from_double<T>(log(s) + shift);
     } else {
@@ -65,7 +59,7 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_
         yr[i] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp(d) / s : d - log_s);
       }
     }
-  }
+  });
 }
 
 /* The backward of softmax (LOG false) or log_softmax from y and its
@@ -74,32 +68,27 @@ template <typename T, int WIDTH, bool LOG>
 __global__ void __launch_bounds__(kBlock)
 exp_rows_backward_kernel(const T *__restrict__ g, const T *__restrict__ y, T *__restrict__ dx, int64_t rows,
                          int64_t n) {
-  constexpr int GROUPS = kBlock / WIDTH;
   __shared__ double sum_scratch[kBlock / 32], sum_shared;
-  const int lane = threadIdx.x % WIDTH;
-  const int64_t group = threadIdx.x / WIDTH;
-  for (int64_t row0 = (int64_t)blockIdx.x * GROUPS; row0 < rows; row0 += (int64_t)gridDim.x * GROUPS) {
-    const int64_t row = row0 + group;
-    const bool live = row < rows;
+  for_each_row<WIDTH>(rows, [&](int64_t row, bool live, int lane) {
     const int64_t at = (live ? row : 0) * n;
     double s = 0.0;
     if (live)
       for (int64_t i = lane; i < n; i += WIDTH)
         s += LOG ? (double)to_float<T>(g[at + i]) : (double)to_float<T>(g[at + i]) * (double)to_float<T>(y[at + i]);
     s = group_reduce<fp64_policy, WIDTH>(s, sum_scratch, &sum_shared);
-    if (!live) continue;
+    if (!live) return;
     for (int64_t i = lane; i < n; i += WIDTH) {
       const double gi = to_float<T>(g[at + i]), yi = to_float<T>(y[at + i]);
       dx[at + i] = from_double<T>(LOG ? gi - exp(yi) * s : yi * (gi - s));
     }
-  }
+  });
 }
 
 template <typename T, int WIDTH, redux_exp_op OP>
 redux_status launch(const void *x, void *y, int64_t rows, int64_t n, cudaStream_t stream) {
   const bool aligned = ((uintptr_t)x % 16 == 0) && ((n * (int64_t)sizeof(T)) % 16 == 0);
   auto kernel = aligned ? exp_rows_kernel<T, WIDTH, true, OP> : exp_rows_kernel<T, WIDTH, false, OP>;
-  const int g = grid_for(kernel, ceil_div(rows, kBlock / WIDTH), 0);
+  const int g = grid_for(kernel, blocks_for_rows<WIDTH>(rows), 0);
   kernel<<<g, kBlock, 0, stream>>>(static_cast<const T *>(x), static_cast<T *>(y), rows, n);
   return launch_status();
 }
@@ -126,7 +115,7 @@ redux_status launch_backward(bool log_form, const void *g, const void *y, void *
   const bool warp = warp_per_row<T>(n);
   auto kernel = warp ? (log_form ? exp_rows_backward_kernel<T, 32, true> : exp_rows_backward_kernel<T, 32, false>)
                      : (log_form ? exp_rows_backward_kernel<T, kBlock, true> : exp_rows_backward_kernel<T, kBlock, false>);
-  const int g_blocks = grid_for(kernel, ceil_div(rows, warp ? kBlock / 32 : 1), 0);
+  const int g_blocks = grid_for(kernel, warp ? blocks_for_rows<32>(rows) : blocks_for_rows<kBlock>(rows), 0);
   kernel<<<g_blocks, kBlock, 0, stream>>>(static_cast<const T *>(g), static_cast<const T *>(y), static_cast<T *>(dx),
                                           rows, n);
   return launch_status();

@@ -25,14 +25,8 @@ __global__ void __launch_bounds__(kBlock)
 moment_rows_kernel(const T *__restrict__ x, Out *__restrict__ m2, Out *__restrict__ mean, int64_t rows, int64_t n,
                    double divisor, bool centered, bool root) {
   constexpr int VEC = vec_of<T>::value;
-  constexpr int GROUPS = kBlock / WIDTH;
   __shared__ double scratch[kBlock / 32], shared;
-  const int lane = threadIdx.x % WIDTH;
-  const int64_t group = threadIdx.x / WIDTH;
-  /* The loop bound is uniform across the block: every lane reaches every reduction. */
-  for (int64_t row0 = (int64_t)blockIdx.x * GROUPS; row0 < rows; row0 += (int64_t)gridDim.x * GROUPS) {
-    const int64_t row = row0 + group;
-    const bool live = row < rows;
+  for_each_row<WIDTH>(rows, [&](int64_t row, bool live, int lane) {
     const T *xr = x + (live ? row : 0) * n;
     double m = 0.0;
     if (centered) {  /* uniform across the block */
@@ -55,7 +49,7 @@ moment_rows_kernel(const T *__restrict__ x, Out *__restrict__ m2, Out *__restric
       m2[row] = from_double<Out>(root ? sqrt(v) : v);
       if (centered) mean[row] = from_double<Out>(m);
     }
-  }
+  });
 }
 
 /* The arguments after the pointers, passed through. */
@@ -69,7 +63,7 @@ template <typename T, typename Out, int WIDTH>
 redux_status launch(const void *x, void *m2, void *mean, MomentArgs a, cudaStream_t stream) {
   const bool aligned = ((uintptr_t)x % 16 == 0) && ((a.n * (int64_t)sizeof(T)) % 16 == 0);
   auto kernel = aligned ? moment_rows_kernel<T, Out, WIDTH, true> : moment_rows_kernel<T, Out, WIDTH, false>;
-  const int g = grid_for(kernel, ceil_div(a.rows, kBlock / WIDTH), 0);
+  const int g = grid_for(kernel, blocks_for_rows<WIDTH>(a.rows), 0);
   kernel<<<g, kBlock, 0, stream>>>(static_cast<const T *>(x), static_cast<Out *>(m2), static_cast<Out *>(mean), a.rows,
                                    a.n, a.divisor, a.centered, a.root);
   return launch_status();

@@ -15,13 +15,33 @@ constexpr int64_t kWarpRowMaxBytes = 4096;
 /* A plain fp64 sum: the accumulator of a float32 sum (reduce.cuh). */
 using fp64_policy = sum_policy<float, float>;
 
-/* An fp64 result rounded once to a row kernel's output type. */
+/* An fp64 result rounded once to a row kernel's output type (straight from
+ * fp64: through float32 would round twice). */
 template <typename T> __device__ __forceinline__ T from_double(double v);
 template <> __device__ __forceinline__ double from_double<double>(double v) { return v; }
 template <> __device__ __forceinline__ float from_double<float>(double v) { return (float)v; }
-template <> __device__ __forceinline__ __half from_double<__half>(double v) { return __float2half_rn((float)v); }
+template <> __device__ __forceinline__ __half from_double<__half>(double v) { return __double2half(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_double<__nv_bfloat16>(double v) {
-  return __float2bfloat16_rn((float)v);
+  return __double2bfloat16(v);
+}
+
+/* Runs body(row, live, lane) for the rows of a [rows, n] problem that this
+ * block's groups of WIDTH lanes own: group g takes row blockIdx.x * GROUPS
+ * + g, then a grid's worth further on. The loop bound is uniform across the
+ * block, so every lane reaches every group_reduce; `live` is false past the
+ * last row. */
+template <int WIDTH, typename Body>
+__device__ __forceinline__ void for_each_row(int64_t rows, Body body) {
+  constexpr int GROUPS = kBlock / WIDTH;
+  const int lane = threadIdx.x % WIDTH;
+  const int64_t group = threadIdx.x / WIDTH;
+  for (int64_t row0 = (int64_t)blockIdx.x * GROUPS; row0 < rows; row0 += (int64_t)gridDim.x * GROUPS)
+    body(row0 + group, row0 + group < rows, lane);
+}
+
+/* The blocks that give every row of `rows` a group of WIDTH lanes. */
+template <int WIDTH> __host__ __forceinline__ int64_t blocks_for_rows(int64_t rows) {
+  return ceil_div(rows, kBlock / WIDTH);
 }
 
 /* P's reduction of v over the row's WIDTH lanes by the fixed shuffle / block
