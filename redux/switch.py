@@ -377,17 +377,21 @@ def _nll_loss(x, target, weight, reduction, ignore_index, *, eager):
         if bool(bad.any()):
             raise IndexError(f"Target {int(target[bad][0])} is out of bounds.")
     wide = _WIDE[x.dtype]
-    safe = target.where(valid, torch.zeros((), dtype=target.dtype, device=target.device))
+    safe = target.where(valid, 0)
     picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1).to(wide)
-    zero = torch.zeros((), dtype=wide, device=x.device)
-    w = (weight[safe].to(wide) if weight is not None else torch.ones_like(picked)).where(valid, zero)
-    loss = picked.mul(w).neg().where(valid, zero)  # where, not a 0 weight: an ignored inf would give nan
+    # The loss terms negated (fewer launches): the picked values (times the weights), -0 where ignored (where,
+    # not a 0 weight: an ignored inf would give nan). Negation is exact and a sum's rounding symmetric.
+    w = weight[safe].to(wide).where(valid, 0.0) if weight is not None else None
+    terms = (picked if w is None else picked.mul(w)).where(valid, -0.0)
     if x.dim() == 1:  # one sample: torch's total weight is its weight, whatever the reduction
-        return (loss.div(w) if reduction == 1 else loss).to(x.dtype), w.to(x.dtype)
+        w = w if w is not None else valid.to(wide)
+        return (terms.div(w.neg()) if reduction == 1 else terms.neg()).to(x.dtype), w.to(x.dtype)
     if reduction == 0:  # none
-        return loss.to(x.dtype), torch.zeros((), dtype=x.dtype, device=x.device)
-    total_weight = torch.ops.redux.sum(w)
-    out = torch.ops.redux.sum(loss)
+        return terms.neg().to(x.dtype), torch.zeros((), dtype=x.dtype, device=x.device)
+    total_weight = torch.ops.redux.sum(w) if w is not None else torch.ops.redux.sum(valid, dtype=wide)
+    total = torch.ops.redux.sum(terms)
+    # 0 - total, not -total: the sum starts from +0, so the loss terms' sum is never -0 and neither is this
+    out = torch.rsub(total, 0.0)
     if reduction == 1:  # mean
         out = out.div(total_weight)
     return out.to(x.dtype), total_weight.to(x.dtype)
