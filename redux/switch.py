@@ -531,6 +531,19 @@ def _rms_norm_backward(grad, x, normalized_shape, rstd, weight, output_mask):
 _NORM = _statistic(torch.ops.redux.vector_norm, "norm", (torch.complex32,))
 
 
+def _foreach_norm(tensors, ord, dtype):
+    """aten::_foreach_norm: each tensor's vector_norm. The 2-norms the row
+    kernel takes (a tensor as one row, as vector_norm takes it: the same
+    bits) in one call of redux::_sum_squares_each; the others one by one."""
+    norms = [None] * len(tensors)
+    rows = [i for i, t in enumerate(tensors) if ord == 2 and dtype in (None, t.dtype) and t.dim() > 0
+            and _takes_row_kernel(t, range(t.dim()))]
+    if rows and len({tensors[i].device for i in rows}) == 1:
+        for i, norm in zip(rows, torch.ops.redux._sum_squares_each([tensors[i] for i in rows], 1.0, True)):
+            norms[i] = norm
+    return [n if n is not None else _NORM(t, ord, None, False, dtype=dtype) for n, t in zip(norms, tensors)]
+
+
 # The other reductions of a model, on redux's ops: the eager kernels and the
 # decompositions compiled code traces (their gradients stay torch's
 # formulas, whose sums and means the switch routes too).
@@ -549,8 +562,7 @@ _COMPOSITES = {
     "nll_loss_forward": lambda x, target, weight, reduction, ignore_index: _nll_loss(
         x, target, weight, reduction, ignore_index, eager=True),
     # clip_grad_norm_'s per-tensor norms
-    "_foreach_norm.Scalar": lambda tensors, ord=2, dtype=None: [_NORM(t, ord, None, False, dtype=dtype)
-                                                                for t in tensors],
+    "_foreach_norm.Scalar": lambda tensors, ord=2, dtype=None: _foreach_norm(tensors, ord, dtype),
     "native_layer_norm": _layer_norm,
     "native_layer_norm_backward": _layer_norm_backward,
     # F.rms_norm's (on the CPU, torch composes it from aten ops; the switch's kernel takes its place there too)

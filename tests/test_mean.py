@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import redux
-from conftest import DEVICES, random_tensor
+from conftest import DEVICES, ops_called, random_tensor
 
 SHAPES_DIMS = [((1000,), None), ((7, 1025), [1]), ((7, 1025), [0]), ((3, 5, 257), [-1]), ((3, 5, 257), [0, 2]),
                ((4, 33, 17), [1]), ((2, 3, 4, 5), [1, 3]), ((), None), ((6, 4), [])]
@@ -66,6 +66,29 @@ def test_mean_is_the_sum_divided_once(device):
     wide = torch.ops.redux.sum(x, [1], False, dtype=torch.float64)
     assert torch.equal(torch.ops.redux.mean(x, [1]), (wide / 4099).float())
     assert torch.equal(redux.mean(x, 1), torch.ops.redux.mean(x, [1]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_the_mean_without_a_gradient_divides_into_its_dtype_with_the_same_bits(device, dtype):
+    """No gradient recorded: one division that writes the result dtype (on
+    CUDA no separate cast; torch's CPU division casts through a copy); the
+    bits of the differentiable path, nan for nothing."""
+    for shape, dim in (((3, 4099), [1]), ((33, 7), [0]), ((5, 6, 7), [0, 2]), ((1000,), None), ((0, 4), [0])):
+        x = random_tensor(shape, dtype, device, seed=len(shape) + shape[0])
+        fast = torch.ops.redux.mean(x, dim)
+        recorded = torch.ops.redux.mean(x.clone().requires_grad_(), dim).detach()
+        assert fast.dtype == recorded.dtype == dtype and fast.shape == recorded.shape
+        assert torch.equal(fast, recorded) or (x.numel() == 0 and fast.isnan().all() and recorded.isnan().all())
+    x = random_tensor((4, 9), dtype, device, seed=3)
+    names = ops_called(lambda: torch.ops.redux.mean(x, [1]))
+    assert "aten::div" in names
+    if device == "cuda":
+        assert not names & {"aten::_to_copy", "aten::copy_"}, sorted(names)
+    # traced and transformed calls keep the functional path, with the same bits
+    want = torch.ops.redux.mean(x, [1])
+    assert torch.equal(torch.vmap(lambda r: torch.ops.redux.mean(r, [0]))(x), want)
+    assert torch.equal(torch.compile(lambda t: torch.ops.redux.mean(t, [1]), fullgraph=True)(x), want)
 
 
 @pytest.mark.parametrize("device", DEVICES)

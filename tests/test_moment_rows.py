@@ -206,3 +206,29 @@ def test_16_bit_results_are_rounded_once(device, dtype):
     for off, want in ((2.0 ** -30, 1 + ulp), (-(2.0 ** -30), 1.0), (0.0, 1.0)):
         got = torch.ops.redux._sum_squares_rows(x, 1 / (1 + ulp / 2 + off), False)
         assert got.tolist() == [want, want], (off, got)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_each_tensor_as_one_row_in_one_call(device):
+    """_sum_squares_each (the switch's _foreach_norm): each result has the
+    bits of _sum_squares_rows of the tensor as one row, and of its 2-norm."""
+    xs = [random_tensor(shape, dtype, device, seed=i) for i, (shape, dtype) in enumerate(
+        [((40, 7), torch.float32), ((300,), torch.bfloat16), ((2, 3, 4), torch.float16), ((65536,), torch.float32),
+         ((1,), torch.float32), ((1025, 2), torch.float16)])]
+    for divisor, root in ((1.0, True), (3.0, False)):
+        got = torch.ops.redux._sum_squares_each(xs, divisor, root)
+        for x, g in zip(xs, got):
+            want = torch.ops.redux._sum_squares_rows(x.reshape(1, -1), divisor, root)[0]
+            assert g.shape == () and g.dtype == x.dtype and g.device == x.device and torch.equal(g, want)
+    for x, g in zip(xs, torch.ops.redux._sum_squares_each(xs, 1.0, True)):
+        assert torch.equal(torch.ops.redux.vector_norm(x), g)
+    with redux.enabled():
+        names = ops_called(lambda: torch._foreach_norm(xs + [xs[0].double()]))
+        norms = torch._foreach_norm(xs + [xs[0].double()])
+    assert "redux::_sum_squares_each" in names
+    assert all(torch.equal(n, torch.ops.redux.vector_norm(x)) for n, x in zip(norms, xs + [xs[0].double()]))
+    torch.library.opcheck(torch.ops.redux._sum_squares_each.default, (xs[:2], 1.0, True))
+    with pytest.raises(RuntimeError, match=r"redux._sum_squares_each: argument 'xs\[1\]' has dtype"):
+        torch.ops.redux._sum_squares_each([xs[0], xs[0].double()], 1.0, True)
+    with pytest.raises(RuntimeError, match=r"redux._sum_squares_each: argument 'xs\[0\]' has no elements"):
+        torch.ops.redux._sum_squares_each([xs[0][:0]], 1.0, True)

@@ -2,16 +2,30 @@
 // (fp64 for float32/float64 results, fp32 for float16/bfloat16) through
 // redux::sum, so the same kernels and the same reduction tree: the mean's
 // bits inherit the sum's guarantees. torch's div and cast finish it on the
-// outputs (one rounding to the result dtype). CompositeImplicitAutograd:
+// outputs (one rounding to the result dtype; eager on CUDA with no gradient
+// recorded, one div that writes the result dtype). CompositeImplicitAutograd:
 // autograd, Meta and torch.compile come from redux::sum, div and to.
+#include <ATen/ScalarOps.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
 #include <torch/library.h>
 
 #include "plan.h"
+#include "row_kernels.h"
 
 namespace redux_shim {
 namespace {
 
 constexpr const char *kOp = "redux.mean";
+
+// A plain CUDA tensor outside any tracing or transform (fake tensors,
+// functionalization, dispatch modes, vmap, functorch's grad), where an out=
+// op is fine: traced graphs must stay functional.
+bool eager_cuda(const at::Tensor &t) {
+  const c10::DispatchKeySet traced({c10::DispatchKey::Python, c10::DispatchKey::Functionalize,
+                                    c10::DispatchKey::FuncTorchBatched, c10::DispatchKey::BatchedNestedTensor,
+                                    c10::DispatchKey::FuncTorchGradWrapper});
+  return t.is_cuda() && !t.key_set().has_any(traced) && c10::impl::TorchDispatchModeTLS::stack_len() == 0;
+}
 
 at::Tensor mean_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<at::ScalarType> dtype) {
@@ -27,7 +41,13 @@ at::Tensor mean_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool k
   c10::SymInt count = 1;
   for (int64_t d : reduced_dims(kOp, self, dim)) count = count * self.sym_size(d);
   // 0 elements: 0 / 0 = nan, as torch.mean gives.
-  return total.div(c10::Scalar(count)).to(out);
+  if (!eager_cuda(total) || gradient_recorded(self) || count.is_symbolic())
+    return total.div(c10::Scalar(count)).to(out);
+  // Eager on CUDA, no gradient: one division kernel that writes the result
+  // dtype, not a division and a cast, with the count as div.Scalar passes
+  // it (a wrapped number): the same roundings, the quotient's, the cast's.
+  at::Tensor result = at::empty_like(total, total.options().dtype(out));
+  return at::div_out(result, total, at::native::wrapped_scalar_tensor(c10::Scalar(count.as_int_unchecked())));
 }
 
 }  // namespace

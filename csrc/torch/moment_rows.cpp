@@ -1,10 +1,13 @@
 // redux::_moment_rows(x, divisor, root, dtype) -> (var or std, mean) and
-// redux::_sum_squares_rows(x, divisor, root, dtype) along the last dim on the
+// redux::_sum_squares_rows(x, divisor, root, dtype) along the last dim, and
+// redux::_sum_squares_each(xs, divisor, root) (each tensor one row), on the
 // CPU and on meta tensors: the checks and shapes shared with the CUDA kernel
 // (moment_rows.h), the rows fanned out by run_cpu_rows (row_kernels.h).
 #include <torch/library.h>
 
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "moment_rows.h"
 #include "plan.h"
@@ -41,6 +44,17 @@ MomentRows moment_rows_args(const char *op, const at::Tensor &x, std::optional<a
                     centered ? result(x, out) : at::Tensor()};
 }
 
+MomentRows sum_squares_each_args(const at::Tensor &x, size_t i) {
+  const std::string arg = "xs[" + std::to_string(i) + "]";
+  TORCH_CHECK(x.defined(), kSumSquaresEachOp, ": argument '", arg, "' is an undefined tensor");
+  const at::ScalarType t = x.scalar_type();
+  TORCH_CHECK(row_kernel_reads(t), kSumSquaresEachOp, ": argument '", arg, "' has dtype ", t,
+              ", which is not supported (expected ", kRowKernelDtypeNames, ")");
+  TORCH_CHECK(x.numel() > 0, kSumSquaresEachOp, ": argument '", arg, "' has no elements");
+  const redux_dtype rt = *to_redux(t);
+  return MomentRows{x.contiguous(), 1, x.numel(), rt, rt, at::empty({}, x.options()), at::Tensor()};
+}
+
 namespace {
 
 void run_cpu(const MomentRows &a, double divisor, bool root) {
@@ -65,6 +79,30 @@ at::Tensor sum_squares_rows_cpu(const at::Tensor &x, double divisor, bool root, 
   return a.m2;
 }
 
+std::vector<at::Tensor> sum_squares_each_cpu(at::TensorList xs, double divisor, bool root) {
+  std::vector<at::Tensor> out;
+  out.reserve(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    TORCH_CHECK(!xs[i].defined() || xs[i].device().is_cpu(), kSumSquaresEachOp, ": argument 'xs[", i,
+                "]' is on ", xs[i].device(), " where xs[0] is on the CPU");
+    const MomentRows a = sum_squares_each_args(xs[i], i);
+    run_cpu(a, divisor, root);
+    out.push_back(a.m2);
+  }
+  return out;
+}
+
+std::vector<at::Tensor> sum_squares_each_meta(at::TensorList xs, double, bool) {
+  std::vector<at::Tensor> out;
+  out.reserve(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    TORCH_CHECK(xs[i].defined() && row_kernel_reads(xs[i].scalar_type()), kSumSquaresEachOp, ": argument 'xs[",
+                i, "]' is undefined or has a dtype other than ", kRowKernelDtypeNames);
+    out.push_back(at::empty({}, xs[i].options()));
+  }
+  return out;
+}
+
 std::tuple<at::Tensor, at::Tensor> moment_rows_meta(const at::Tensor &x, double, bool,
                                                     std::optional<at::ScalarType> dtype) {
   const at::ScalarType out = checked_dtype(kMomentRowsOp, x, dtype);
@@ -81,8 +119,10 @@ at::Tensor sum_squares_rows_meta(const at::Tensor &x, double, bool, std::optiona
 TORCH_LIBRARY_IMPL(redux, CPU, m) {
   m.impl("_moment_rows", &redux_shim::moment_rows_cpu);
   m.impl("_sum_squares_rows", &redux_shim::sum_squares_rows_cpu);
+  m.impl("_sum_squares_each", &redux_shim::sum_squares_each_cpu);
 }
 TORCH_LIBRARY_IMPL(redux, Meta, m) {
   m.impl("_moment_rows", &redux_shim::moment_rows_meta);
   m.impl("_sum_squares_rows", &redux_shim::sum_squares_rows_meta);
+  m.impl("_sum_squares_each", &redux_shim::sum_squares_each_meta);
 }

@@ -1,10 +1,11 @@
-// redux::_moment_rows and redux::_sum_squares_rows on CUDA: one C API call
-// on the current stream.
+// redux::_moment_rows, redux::_sum_squares_rows and _sum_squares_each on
+// CUDA: one C API call (a tensor) on the current stream.
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
 #include <tuple>
+#include <vector>
 
 #include "moment_rows.h"
 #include "plan.h"
@@ -36,10 +37,26 @@ at::Tensor sum_squares_rows_cuda(const at::Tensor &x, double divisor, bool root,
   return a.m2;
 }
 
+std::vector<at::Tensor> sum_squares_each_cuda(at::TensorList xs, double divisor, bool root) {
+  std::vector<at::Tensor> out;
+  out.reserve(xs.size());
+  TORCH_CHECK(!xs.empty() && xs[0].defined(), kSumSquaresEachOp, ": argument 'xs[0]' is an undefined tensor");
+  const c10::cuda::CUDAGuard guard(xs[0].device());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    TORCH_CHECK(!xs[i].defined() || xs[i].device() == xs[0].device(), kSumSquaresEachOp, ": argument 'xs[", i,
+                "]' is on ", xs[i].device(), " where xs[0] is on ", xs[0].device());
+    const MomentRows a = sum_squares_each_args(xs[i], i);
+    run_cuda(kSumSquaresEachOp, a, divisor, root);
+    out.push_back(a.m2);
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace redux_shim
 
 TORCH_LIBRARY_IMPL(redux, CUDA, m) {
   m.impl("_moment_rows", &redux_shim::moment_rows_cuda);
   m.impl("_sum_squares_rows", &redux_shim::sum_squares_rows_cuda);
+  m.impl("_sum_squares_each", &redux_shim::sum_squares_each_cuda);
 }

@@ -176,6 +176,10 @@ static void define_composites(torch::Library &m) {
          {at::Tag::pt2_compliant_tag});
   define(m, "_sum_squares_rows(Tensor x, float divisor, bool root, ScalarType? dtype=None) -> Tensor",
          {at::Tag::pt2_compliant_tag});
+  // Internal: _sum_squares_rows of each tensor as one row (a 0-dim result
+  // of its dtype, the same bits), for the switch's _foreach_norm: one call
+  // (xs not empty: the dispatcher needs a tensor to dispatch on).
+  define(m, "_sum_squares_each(Tensor[] xs, float divisor, bool root) -> Tensor[]", {at::Tag::pt2_compliant_tag});
   // torch.logsumexp's, torch.softmax's and torch.log_softmax's signatures
   // and semantics, on redux::sum and _exp_rows (exp_sums.cpp).
   define(m, "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});

@@ -27,9 +27,13 @@ bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced) 
   c10::SymInt n = 1;
   for (int64_t dim : reduced) n = n * x.sym_size(dim);
   if (!(n.sym_ge(1) & n.sym_le(kRowKernelMaxN)).guard_bool(__FILE__, __LINE__)) return false;
-  const bool recorded = at::GradMode::is_enabled() && x.requires_grad() &&
+  return !gradient_recorded(x);
+}
+
+bool gradient_recorded(const at::Tensor &x) {
+  const bool backward = at::GradMode::is_enabled() && x.requires_grad() &&
                         !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutogradFunctionality);
-  return !recorded && !torch::autograd::isFwGradDefined(x);
+  return backward || torch::autograd::isFwGradDefined(x);
 }
 
 at::Tensor as_rows(const at::Tensor &x, const std::vector<int64_t> &reduced) {
