@@ -536,7 +536,7 @@ def _foreach_norm(tensors, ord, dtype):
     kernel takes (a tensor as one row, as vector_norm takes it: the same
     bits) in one call of redux::_sum_squares_each; the others one by one."""
     norms = [None] * len(tensors)
-    rows = [i for i, t in enumerate(tensors) if ord == 2 and dtype in (None, t.dtype) and t.dim() > 0
+    rows = [i for i, t in enumerate(tensors) if ord == 2 and dtype in (None, t.dtype)
             and _takes_row_kernel(t, range(t.dim()))]
     if rows and len({tensors[i].device for i in rows}) == 1:
         for i, norm in zip(rows, torch.ops.redux._sum_squares_each([tensors[i] for i in rows], 1.0, True)):

@@ -10,7 +10,6 @@
 #include <torch/library.h>
 
 #include "plan.h"
-#include "row_kernels.h"
 
 namespace redux_shim {
 namespace {

@@ -44,15 +44,24 @@ MomentRows moment_rows_args(const char *op, const at::Tensor &x, std::optional<a
                     centered ? result(x, out) : at::Tensor()};
 }
 
-MomentRows sum_squares_each_args(const at::Tensor &x, size_t i) {
+namespace {
+
+// _sum_squares_each's checks of xs[i], on every backend.
+void check_each(const at::Tensor &x, size_t i) {
   const std::string arg = "xs[" + std::to_string(i) + "]";
   TORCH_CHECK(x.defined(), kSumSquaresEachOp, ": argument '", arg, "' is an undefined tensor");
-  const at::ScalarType t = x.scalar_type();
-  TORCH_CHECK(row_kernel_reads(t), kSumSquaresEachOp, ": argument '", arg, "' has dtype ", t,
-              ", which is not supported (expected ", kRowKernelDtypeNames, ")");
-  TORCH_CHECK(x.numel() > 0, kSumSquaresEachOp, ": argument '", arg, "' has no elements");
-  const redux_dtype rt = *to_redux(t);
-  return MomentRows{x.contiguous(), 1, x.numel(), rt, rt, at::empty({}, x.options()), at::Tensor()};
+  TORCH_CHECK(row_kernel_reads(x.scalar_type()), kSumSquaresEachOp, ": argument '", arg, "' has dtype ",
+              x.scalar_type(), ", which is not supported (expected ", kRowKernelDtypeNames, ")");
+  TORCH_CHECK(x.sym_numel().sym_gt(0).guard_bool(__FILE__, __LINE__), kSumSquaresEachOp, ": argument '", arg,
+              "' has no elements");
+}
+
+}  // namespace
+
+MomentRows sum_squares_each_args(const at::Tensor &x, size_t i) {
+  check_each(x, i);
+  const redux_dtype t = *to_redux(x.scalar_type());
+  return MomentRows{x.contiguous(), 1, x.numel(), t, t, at::empty({}, x.options()), at::Tensor()};
 }
 
 namespace {
@@ -96,8 +105,7 @@ std::vector<at::Tensor> sum_squares_each_meta(at::TensorList xs, double, bool) {
   std::vector<at::Tensor> out;
   out.reserve(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) {
-    TORCH_CHECK(xs[i].defined() && row_kernel_reads(xs[i].scalar_type()), kSumSquaresEachOp, ": argument 'xs[",
-                i, "]' is undefined or has a dtype other than ", kRowKernelDtypeNames);
+    check_each(xs[i], i);
     out.push_back(at::empty({}, xs[i].options()));
   }
   return out;

@@ -1,5 +1,8 @@
 #include "plan.h"
 
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/csrc/autograd/functions/utils.h>
+
 #include <algorithm>
 #include <numeric>
 
@@ -233,6 +236,12 @@ const c10::TypedOperatorHandle<SumFn> &sum_op() {
 const c10::TypedOperatorHandle<SumFn> &mean_op() {
   static const auto handle = c10::Dispatcher::singleton().findSchemaOrThrow("redux::mean", "").typed<SumFn>();
   return handle;
+}
+
+bool gradient_recorded(const at::Tensor &x) {
+  const bool backward = at::GradMode::is_enabled() && x.requires_grad() &&
+                        !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutogradFunctionality);
+  return backward || torch::autograd::isFwGradDefined(x);
 }
 
 }  // namespace redux_shim

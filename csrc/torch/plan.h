@@ -116,4 +116,8 @@ void finish_outputs(const SumPlan &plan, at::Tensor &result, const at::Tensor &k
 // Raises a torch error for a failed C API call.
 void check_status(const char *op, redux_status status);
 
+// Whether autograd records a gradient through a call on x here (false below
+// autograd, as the switch's calls are, in no_grad, or for x needing none).
+bool gradient_recorded(const at::Tensor &x);
+
 }  // namespace redux_shim

@@ -2,8 +2,6 @@
 #include "row_kernels.h"
 
 #include <ATen/Parallel.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
-#include <torch/csrc/autograd/functions/utils.h>
 
 #include <algorithm>
 #include <atomic>
@@ -28,12 +26,6 @@ bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced) 
   for (int64_t dim : reduced) n = n * x.sym_size(dim);
   if (!(n.sym_ge(1) & n.sym_le(kRowKernelMaxN)).guard_bool(__FILE__, __LINE__)) return false;
   return !gradient_recorded(x);
-}
-
-bool gradient_recorded(const at::Tensor &x) {
-  const bool backward = at::GradMode::is_enabled() && x.requires_grad() &&
-                        !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutogradFunctionality);
-  return backward || torch::autograd::isFwGradDefined(x);
 }
 
 at::Tensor as_rows(const at::Tensor &x, const std::vector<int64_t> &reduced) {

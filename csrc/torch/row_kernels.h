@@ -23,10 +23,6 @@ constexpr at::ScalarType kRowKernelDtypes[] = {at::kFloat, at::kHalf, at::kBFloa
 constexpr const char *kRowKernelDtypeNames = "float32, float16 or bfloat16";
 bool row_kernel_reads(at::ScalarType t);
 
-// Whether autograd records a gradient through a call on x here: not below
-// autograd (as the switch's calls are), in no_grad, or for x needing none.
-bool gradient_recorded(const at::Tensor &x);
-
 // True where a row kernel computes the op over x's `reduced` dims (sorted,
 // as reduced_dims gives them): x's trailing dims (the last alone, several,
 // or all: a full reduction is one row), n, their product, of 1 to
