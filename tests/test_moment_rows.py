@@ -209,6 +209,25 @@ def test_16_bit_results_are_rounded_once(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_a_long_mixed_list_keeps_each_tensors_bits(device):
+    """More tensors than one launch's table holds (128 a width on CUDA),
+    warp and block rows (4096 bytes apart), the three dtypes interleaved,
+    and views one element in, whose loads cannot be 16-byte vectors: each
+    result has the bits of its tensor taken alone as one row."""
+    lengths = [1, 3, 1024, 1025, 2048, 2049, 4096, 5000, 65536]
+    xs = []
+    for i in range(300):
+        n, dtype = lengths[i % len(lengths)], DTYPES[(i // len(lengths)) % len(DTYPES)]
+        base = random_tensor((n + 1,), dtype, device, seed=1000 + i)
+        xs.append(base[1:] if i % 4 == 0 else base[:n])
+    for divisor, root in ((1.0, True), (7.0, False)):
+        got = torch.ops.redux._sum_squares_each(xs, divisor, root)
+        for i, (x, g) in enumerate(zip(xs, got)):
+            want = torch.ops.redux._sum_squares_rows(x.reshape(1, -1), divisor, root)[0]
+            assert g.dtype == x.dtype and torch.equal(g, want), (i, x.numel(), x.dtype)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_each_tensor_as_one_row_in_one_call(device):
     """_sum_squares_each (the switch's _foreach_norm): each result has the
     bits of _sum_squares_rows of the tensor as one row, and of its 2-norm."""

@@ -9,6 +9,11 @@
  * mean), then the squared deviations from it, divided by the caller's
  * divisor once; two passes, not Welford, as on the CPU (moment_rows.c).
  * Otherwise one read: the squares, divided by the divisor once.
+ *
+ * redux_cuda_sum_squares_each: many rows of their own lengths (a list of
+ * tensors, each one row) in one launch per width, from a table passed as
+ * the kernel's arguments; each row's arithmetic is moment_rows_kernel's
+ * for that row alone (not centered), so the bits are the same.
  */
 #include <math.h>
 
@@ -19,6 +24,22 @@ namespace redux {
 namespace {
 
 constexpr int kMomentUnroll = 4;  /* loads in flight per lane: changes no bits */
+
+/* One lane's share of the sum of (x - m)^2 over a row of n, in fp64. */
+template <typename T, bool ALIGNED>
+__device__ __forceinline__ double lane_squares(const T *xr, int64_t n, double m, int lane, int width) {
+  double q = 0.0;
+  lane_fold_range<vec_of<T>::value, kMomentUnroll, ALIGNED, false>(xr, 0, n, lane, width, [&](T v) {
+    const double d = (double)to_float<T>(v) - m;
+    q = fma(d, d, q);
+  });
+  return q;
+}
+
+/* Whether a row's loads may be 16-byte vectors (the same test as launch's). */
+template <typename T> __host__ __device__ __forceinline__ bool rows_aligned(const void *x, int64_t n) {
+  return ((uintptr_t)x % 16 == 0) && ((n * (int64_t)sizeof(T)) % 16 == 0);
+}
 
 template <typename T, typename Out, int WIDTH, bool ALIGNED>
 __global__ void __launch_bounds__(kBlock)
@@ -38,11 +59,7 @@ moment_rows_kernel(const T *__restrict__ x, Out *__restrict__ m2, Out *__restric
       m = group_reduce<fp64_policy, WIDTH>(s, scratch, &shared) / (double)n;
     }
     double q = 0.0;
-    if (live)
-      lane_fold_range<VEC, kMomentUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH, [&](T v) {
-        const double d = (double)to_float<T>(v) - m;
-        q = fma(d, d, q);
-      });
+    if (live) q = lane_squares<T, ALIGNED>(xr, n, m, lane, WIDTH);
     q = group_reduce<fp64_policy, WIDTH>(q, scratch, &shared);
     if (live && lane == 0) {
       const double v = q / divisor;
@@ -61,7 +78,7 @@ struct MomentArgs {
 
 template <typename T, typename Out, int WIDTH>
 redux_status launch(const void *x, void *m2, void *mean, MomentArgs a, cudaStream_t stream) {
-  const bool aligned = ((uintptr_t)x % 16 == 0) && ((a.n * (int64_t)sizeof(T)) % 16 == 0);
+  const bool aligned = rows_aligned<T>(x, a.n);
   auto kernel = aligned ? moment_rows_kernel<T, Out, WIDTH, true> : moment_rows_kernel<T, Out, WIDTH, false>;
   const int g = grid_for(kernel, blocks_for_rows<WIDTH>(a.rows), 0);
   kernel<<<g, kBlock, 0, stream>>>(static_cast<const T *>(x), static_cast<Out *>(m2), static_cast<Out *>(mean), a.rows,
@@ -77,8 +94,85 @@ redux_status launch_out(bool wide, const void *x, void *m2, void *mean, MomentAr
   return warp ? launch<T, T, 32>(x, m2, mean, a, stream) : launch<T, T, kBlock>(x, m2, mean, a, stream);
 }
 
+/* Rows a launch of sum_squares_each_kernel takes: its table travels as the
+ * kernel's arguments (24 bytes a row, under the 4 KB every GPU takes). */
+constexpr int kEachRows = 128;
+
+template <typename T> struct EachTable {
+  const T *x[kEachRows];
+  T *out[kEachRows];
+  int64_t n[kEachRows];
+  int count;
+};
+
+template <typename T, int WIDTH>
+__global__ void __launch_bounds__(kBlock) sum_squares_each_kernel(const EachTable<T> table, double divisor, bool root) {
+  __shared__ double scratch[kBlock / 32], shared;
+  for_each_row<WIDTH>(table.count, [&](int64_t row, bool live, int lane) {
+    double q = 0.0;
+    if (live) {
+      const T *xr = table.x[row];
+      const int64_t n = table.n[row];
+      q = rows_aligned<T>(xr, n) ? lane_squares<T, true>(xr, n, 0.0, lane, WIDTH)
+                                 : lane_squares<T, false>(xr, n, 0.0, lane, WIDTH);
+    }
+    q = group_reduce<fp64_policy, WIDTH>(q, scratch, &shared);
+    if (live && lane == 0) {
+      const double v = q / divisor;
+      table.out[row][0] = from_double<T>(root ? sqrt(v) : v);
+    }
+  });
+}
+
+/* The rows of one width, kEachRows a launch. */
+template <typename T, int WIDTH>
+redux_status launch_each(const void *const *x, const int64_t *n, void *const *out, int64_t count, double divisor,
+                         bool root, cudaStream_t stream) {
+  EachTable<T> table;
+  table.count = 0;
+  for (int64_t i = 0; i <= count; ++i) {
+    if (table.count == kEachRows || (i == count && table.count > 0)) {
+      auto kernel = sum_squares_each_kernel<T, WIDTH>;
+      const int g = grid_for(kernel, blocks_for_rows<WIDTH>(table.count), 0);
+      kernel<<<g, kBlock, 0, stream>>>(table, divisor, root);
+      const redux_status status = launch_status();
+      if (status != REDUX_OK) return status;
+      table.count = 0;
+    }
+    if (i == count || warp_per_row<T>(n[i]) != (WIDTH == 32)) continue;
+    table.x[table.count] = static_cast<const T *>(x[i]);
+    table.out[table.count] = static_cast<T *>(out[i]);
+    table.n[table.count] = n[i];
+    ++table.count;
+  }
+  return REDUX_OK;
+}
+
+template <typename T>
+redux_status launch_each_widths(const void *const *x, const int64_t *n, void *const *out, int64_t count,
+                                double divisor, bool root, cudaStream_t stream) {
+  const redux_status status = launch_each<T, 32>(x, n, out, count, divisor, root, stream);
+  return status != REDUX_OK ? status : launch_each<T, kBlock>(x, n, out, count, divisor, root, stream);
+}
+
 }  // namespace
 }  // namespace redux
+
+extern "C" redux_status redux_cuda_sum_squares_each(const void *const *x, const int64_t *n, void *const *m2,
+                                                    int64_t count, redux_dtype t, double divisor, int root,
+                                                    void *stream) {
+  using namespace redux;
+  if (count < 0 || (count > 0 && (x == nullptr || n == nullptr || m2 == nullptr))) return REDUX_ERR_SHAPE;
+  for (int64_t i = 0; i < count; ++i)
+    if (n[i] < 1 || x[i] == nullptr || m2[i] == nullptr) return REDUX_ERR_SHAPE;
+  cudaStream_t st = static_cast<cudaStream_t>(stream);
+  switch (t) {
+    case REDUX_F32: return launch_each_widths<float>(x, n, m2, count, divisor, root != 0, st);
+    case REDUX_F16: return launch_each_widths<__half>(x, n, m2, count, divisor, root != 0, st);
+    case REDUX_BF16: return launch_each_widths<__nv_bfloat16>(x, n, m2, count, divisor, root != 0, st);
+    default: return REDUX_ERR_DTYPE;
+  }
+}
 
 extern "C" redux_status redux_cuda_moment_rows(const void *x, void *m2, void *mean, int64_t rows, int64_t n,
                                                redux_dtype t, redux_dtype out, double divisor, int centered, int root,

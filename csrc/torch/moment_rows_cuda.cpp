@@ -1,5 +1,6 @@
 // redux::_moment_rows, redux::_sum_squares_rows and _sum_squares_each on
-// CUDA: one C API call (a tensor) on the current stream.
+// CUDA: one C API call on the current stream (_sum_squares_each: one per
+// dtype of its list).
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
@@ -9,6 +10,7 @@
 
 #include "moment_rows.h"
 #include "plan.h"
+#include "row_kernels.h"
 
 namespace redux_shim {
 namespace {
@@ -38,18 +40,39 @@ at::Tensor sum_squares_rows_cuda(const at::Tensor &x, double divisor, bool root,
 }
 
 std::vector<at::Tensor> sum_squares_each_cuda(at::TensorList xs, double divisor, bool root) {
-  std::vector<at::Tensor> out;
-  out.reserve(xs.size());
   TORCH_CHECK(!xs.empty() && xs[0].defined(), kSumSquaresEachOp, ": argument 'xs[0]' is an undefined tensor");
   const c10::cuda::CUDAGuard guard(xs[0].device());
+  std::vector<MomentRows> rows;
+  rows.reserve(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) {
     TORCH_CHECK(!xs[i].defined() || xs[i].device() == xs[0].device(), kSumSquaresEachOp, ": argument 'xs[", i,
                 "]' is on ", xs[i].device(), " where xs[0] is on ", xs[0].device());
-    const MomentRows a = sum_squares_each_args(xs[i], i);
-    run_cuda(kSumSquaresEachOp, a, divisor, root);
-    out.push_back(a.m2);
+    rows.push_back(sum_squares_each_args(xs[i], i));
   }
-  return out;
+  // One C API call per dtype: each launches once per width.
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream(xs[0].device().index()).stream();
+  std::vector<const void *> in;
+  std::vector<int64_t> n;
+  std::vector<void *> out;
+  for (const at::ScalarType dtype : kRowKernelDtypes) {
+    const redux_dtype t = *to_redux(dtype);
+    in.clear();
+    n.clear();
+    out.clear();
+    for (const MomentRows &a : rows) {
+      if (a.dtype != t) continue;
+      in.push_back(a.input.const_data_ptr());
+      n.push_back(a.n);
+      out.push_back(a.m2.mutable_data_ptr());
+    }
+    if (!in.empty())
+      check_status(kSumSquaresEachOp, redux_cuda_sum_squares_each(in.data(), n.data(), out.data(),
+                                                                  (int64_t)in.size(), t, divisor, root, stream));
+  }
+  std::vector<at::Tensor> results;
+  results.reserve(rows.size());
+  for (const MomentRows &a : rows) results.push_back(a.m2);
+  return results;
 }
 
 }  // namespace

@@ -317,6 +317,13 @@ redux_status redux_cpu_moment_rows(const void *x, void *m2, void *mean, int64_t 
 /* Every row, on `stream` (a cudaStream_t). */
 redux_status redux_cuda_moment_rows(const void *x, void *m2, void *mean, int64_t rows, int64_t n, redux_dtype t,
                                     redux_dtype out, double divisor, int centered, int root, void *stream);
+/* `count` rows of their own lengths, each its own dense array: row i is
+ * x[i] (n[i] > 0 elements of t) and its result m2[i][0] (of t) is what
+ * redux_cuda_moment_rows gives x[i] as a [1, n[i]] problem with out = t,
+ * centered = 0, bit for bit. The tables are host arrays, read before this
+ * returns; at most one launch per 128 rows of each width (warp, block). */
+redux_status redux_cuda_sum_squares_each(const void *const *x, const int64_t *n, void *const *m2, int64_t count,
+                                         redux_dtype t, double divisor, int root, void *stream);
 
 /* ---- The reduction ladder (csrc/cuda/ladder.cu) --------------------------
  * Teaching/scoring rungs of the classic reduction ladder, 1-D float32 in,
