@@ -1,7 +1,8 @@
 """Every CUDA kernel of redux once, for compute-sanitizer (tests/sanitize.sh):
 each family and dtype pair, aligned and misaligned inputs, one and several
-chunks, forced grids, the ladder rungs, the read probe and the contest
-custom_kernel. Results are checked, so a run is also a correctness run.
+chunks, forced grids, the row kernels (moments, sums of squares of each
+tensor of a list, exponential sums) at warp and block widths, the ladder
+rungs, the read probe and the contest custom_kernel. Results are checked, so a run is also a correctness run.
 Sizes stay small (the sanitizers slow kernels by 10-100x), but for the long
 wide grids that only a large input launches."""
 import sys
@@ -29,9 +30,38 @@ PAIRS = [(torch.float32, None), (torch.float64, None), (torch.float16, None), (t
          (torch.int64, None), (torch.float16, torch.float32), (torch.bfloat16, torch.float32),
          (torch.float32, torch.float64)]
 
+# Row lengths around the warp-per-row limit (4096 bytes) for the row kernels.
+ROW_LENGTHS = (1, 33, 1024, 1025, 2049, 5000)
+
+
+def check_row_kernels():
+    """The moment, sum-of-squares and exponential-sum row kernels on
+    aligned and misaligned rows of each dtype, against fp64; the list
+    kernel against each tensor's own row. Returns the calls made."""
+    count = 0
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        rows = []
+        for n in ROW_LENGTHS:
+            for off in (0, 1):
+                x = random_tensor((3 * n + off,), dtype, "cuda", seed=n + off)[off:].view(3, n)
+                ref = x.double()
+                var, mean = torch.ops.redux._moment_rows(x, max(n - 1, 1), False, torch.float64)
+                assert torch.allclose(mean, ref.mean(-1), rtol=1e-12, atol=0)
+                assert torch.allclose(var, ref.var(-1, correction=1 if n > 1 else 0), rtol=1e-9, atol=1e-12)
+                tol = 1e-6 if dtype == torch.float32 else 1e-2
+                assert torch.allclose(torch.ops.redux.softmax(x, -1).double(), ref.softmax(-1), rtol=tol, atol=tol)
+                assert torch.allclose(torch.ops.redux.log_softmax(x, -1).double(), ref.log_softmax(-1), rtol=tol,
+                                      atol=tol)
+                rows.append(x[1])
+                count += 4
+        for x, got in zip(rows, torch.ops.redux._sum_squares_each(rows, 1.0, True)):
+            assert torch.equal(got, torch.ops.redux._sum_squares_rows(x.reshape(1, -1), 1.0, True)[0])
+            count += 1
+    return count
+
 
 def main():
-    count = 0
+    count = check_row_kernels()
     for shape, dim in PROBLEMS:
         for dtype, out in PAIRS:
             n = 1

@@ -475,16 +475,22 @@ def test_out_of_memory_surfaces_as_torch_oom_and_process_stays_usable():
     big = torch.empty(1 << 28, device="cuda")  # 1 GiB
     strided = big[::2]  # not dense: redux.sum reads it through a 32 MiB piece buffer (pieces.cpp)
     total = torch.cuda.get_device_properties(0).total_memory
+    # As earlier tests in the process may leave: a cached segment partly in use, 62 MiB of it free
+    spare = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
+    del spare
+    held = torch.empty(2 << 20, dtype=torch.uint8, device="cuda")
     torch.cuda.synchronize()
-    torch.cuda.empty_cache()  # no cached block may hold the piece buffer
+    torch.cuda.empty_cache()
     cap = torch.cuda.memory_reserved() + (8 << 20)  # 8 MiB of headroom: less than one piece
     torch.cuda.set_per_process_memory_fraction(cap / total)
+    # A pool of its own, so that the free part of such a segment cannot hold the piece buffer
+    pool = torch.cuda.MemPool()
     try:
-        with pytest.raises(torch.OutOfMemoryError):
+        with torch.cuda.use_mem_pool(pool), pytest.raises(torch.OutOfMemoryError):
             torch.ops.redux.sum(strided)
     finally:
         torch.cuda.set_per_process_memory_fraction(1.0)
-        del strided, big
+        del strided, big, pool, held
         torch.cuda.empty_cache()
     assert torch.equal(torch.ops.redux.sum(x), expected)
     assert_matches(torch.ops.redux.sum(x), x)
