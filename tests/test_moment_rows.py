@@ -213,7 +213,8 @@ def test_a_long_mixed_list_keeps_each_tensors_bits(device):
     """More tensors than one launch's table holds (128 a width on CUDA),
     warp and block rows (4096 bytes apart), the three dtypes interleaved,
     and views one element in, whose loads cannot be 16-byte vectors: each
-    result has the bits of its tensor taken alone as one row."""
+    result has the bits of its tensor taken alone as one row, on any number
+    of threads."""
     lengths = [1, 3, 1024, 1025, 2048, 2049, 4096, 5000, 65536]
     xs = []
     for i in range(300):
@@ -225,6 +226,9 @@ def test_a_long_mixed_list_keeps_each_tensors_bits(device):
         for i, (x, g) in enumerate(zip(xs, got)):
             want = torch.ops.redux._sum_squares_rows(x.reshape(1, -1), divisor, root)[0]
             assert g.dtype == x.dtype and torch.equal(g, want), (i, x.numel(), x.dtype)
+    # the CPU spreads the tensors over its threads: one thread gives the same bits
+    alone = on_one_thread(lambda: torch.ops.redux._sum_squares_each(xs, 1.0, True))
+    assert all(torch.equal(a, b) for a, b in zip(alone, torch.ops.redux._sum_squares_each(xs, 1.0, True)))
 
 
 @pytest.mark.parametrize("device", DEVICES)

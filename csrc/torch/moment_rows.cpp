@@ -2,9 +2,13 @@
 // redux::_sum_squares_rows(x, divisor, root, dtype) along the last dim, and
 // redux::_sum_squares_each(xs, divisor, root) (each tensor one row), on the
 // CPU and on meta tensors: the checks and shapes shared with the CUDA kernel
-// (moment_rows.h), the rows fanned out by run_cpu_rows (row_kernels.h).
+// (moment_rows.h), the rows fanned out by run_cpu_rows (row_kernels.h), the
+// tensors of a list over the threads.
+#include <ATen/Parallel.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <atomic>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -89,15 +93,33 @@ at::Tensor sum_squares_rows_cpu(const at::Tensor &x, double divisor, bool root, 
 }
 
 std::vector<at::Tensor> sum_squares_each_cpu(at::TensorList xs, double divisor, bool root) {
-  std::vector<at::Tensor> out;
-  out.reserve(xs.size());
+  std::vector<MomentRows> rows;
+  rows.reserve(xs.size());
+  int64_t elements = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
     TORCH_CHECK(!xs[i].defined() || xs[i].device().is_cpu(), kSumSquaresEachOp, ": argument 'xs[", i,
                 "]' is on ", xs[i].device(), " where xs[0] is on the CPU");
-    const MomentRows a = sum_squares_each_args(xs[i], i);
-    run_cpu(a, divisor, root);
-    out.push_back(a.m2);
+    rows.push_back(sum_squares_each_args(xs[i], i));
+    elements += rows.back().n;
   }
+  // The tensors spread over torch's threads, ~kCpuPieceElements a piece;
+  // each is one call's on one thread, as alone, so the bits stay its own.
+  const int64_t count = (int64_t)rows.size();
+  std::atomic<int> failed{REDUX_OK};
+  at::parallel_for(0, count, std::max<int64_t>(1, count * kCpuPieceElements / std::max<int64_t>(elements, 1)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t i = begin; i < end; ++i) {
+                       const MomentRows &a = rows[i];
+                       const redux_status s =
+                           redux_cpu_moment_rows(a.input.const_data_ptr(), a.m2.mutable_data_ptr(), nullptr, 0, 1,
+                                                 a.n, a.dtype, a.out, divisor, 0, root);
+                       if (s != REDUX_OK) failed.store(s);
+                     }
+                   });
+  check_status(kSumSquaresEachOp, (redux_status)failed.load());
+  std::vector<at::Tensor> out;
+  out.reserve(rows.size());
+  for (const MomentRows &a : rows) out.push_back(a.m2);
   return out;
 }
 

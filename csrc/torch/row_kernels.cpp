@@ -43,7 +43,7 @@ void run_cpu_rows(const char *op, int64_t rows, int64_t n,
                   const std::function<redux_status(int64_t begin, int64_t end)> &kernel) {
   std::atomic<int> failed{REDUX_OK};
   // a row's cost is its length
-  at::parallel_for(0, rows, std::max<int64_t>(1, 32768 / n), [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, rows, std::max<int64_t>(1, kCpuPieceElements / n), [&](int64_t begin, int64_t end) {
     const redux_status s = kernel(begin, end);
     if (s != REDUX_OK) failed.store(s);
   });

@@ -39,9 +39,13 @@ at::Tensor as_rows(const at::Tensor &x, const std::vector<int64_t> &reduced);
 // shape: the reduced dims dropped, or kept as size 1 when keepdim.
 at::Tensor reduced_shape(const at::Tensor &r, const std::vector<int64_t> &reduced, bool keepdim);
 
+// The least work a CPU thread is given at a time, in elements: less costs
+// more in handing out than it saves.
+constexpr int64_t kCpuPieceElements = 32768;
+
 // A CPU row kernel over rows [0, rows) of length n: kernel(begin, end) on
-// torch's intra-op threads, in pieces of at least ~32K elements (a row is
-// one call's, so the bits do not depend on the thread count); a failed
+// torch's intra-op threads, in pieces of at least kCpuPieceElements (a row
+// is one call's, so the bits do not depend on the thread count); a failed
 // status raises, naming op.
 void run_cpu_rows(const char *op, int64_t rows, int64_t n,
                   const std::function<redux_status(int64_t begin, int64_t end)> &kernel);
