@@ -360,41 +360,24 @@ _META_ACCEPTED = set()  # keys of calls whose meta kernel raised nothing
 
 
 def _nll_loss(x, target, weight, reduction, ignore_index, *, eager):
-    """aten::nll_loss_forward (cross_entropy's loss): the picked
-    log-probabilities and weights in the wide dtype, summed by redux, one
-    division for "mean", one rounding. Eager, torch's argument errors come
-    from its meta kernel, its out-of-range target error from a check on the
-    CPU (on CUDA, torch's and this gather both fail a device-side assert);
-    traced (compiled code), torch has checked the arguments already."""
+    """aten::nll_loss_forward (cross_entropy's loss): redux's
+    _nll_loss_forward (the picked log-probabilities and weights in the wide
+    dtype, summed by redux, one division for "mean", one rounding). Eager,
+    torch's argument errors come from its meta kernel, its out-of-range
+    target error from a check on the CPU (on CUDA, torch's and that gather
+    both fail a device-side assert); traced (compiled code), torch has
+    checked the arguments already."""
     _torch_kernel_dtypes("nll_loss", x, weight)
     if eager:
         _checked_by_meta(torch.ops.aten.nll_loss_forward, x, target, weight, reduction, ignore_index)
     if target.dtype != torch.int64:
         raise RuntimeError(f"nll_loss: argument 'target' must hold class indices as int64 (Long), got {target.dtype}")
-    valid = target != ignore_index
     if eager and x.device.type == "cpu":
-        bad = valid & ((target < 0) | (target >= x.shape[-1]))
+        bad = (target != ignore_index) & ((target < 0) | (target >= x.shape[-1]))
         if bool(bad.any()):
             raise IndexError(f"Target {int(target[bad][0])} is out of bounds.")
-    wide = _WIDE[x.dtype]
-    safe = target.where(valid, 0)
-    picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1).to(wide)
-    # The loss terms negated (fewer launches): the picked values (times the weights), -0 where ignored (where,
-    # not a 0 weight: an ignored inf would give nan). Negation is exact and a sum's rounding symmetric.
-    w = weight[safe].to(wide).where(valid, 0.0) if weight is not None else None
-    terms = (picked if w is None else picked.mul(w)).where(valid, -0.0)
-    if x.dim() == 1:  # one sample: torch's total weight is its weight, whatever the reduction
-        w = w if w is not None else valid.to(wide)
-        return (terms.div(w.neg()) if reduction == 1 else terms.neg()).to(x.dtype), w.to(x.dtype)
-    if reduction == 0:  # none
-        return terms.neg().to(x.dtype), torch.zeros((), dtype=x.dtype, device=x.device)
-    total_weight = torch.ops.redux.sum(w) if w is not None else torch.ops.redux.sum(valid, dtype=wide)
-    total = torch.ops.redux.sum(terms)
-    # 0 - total, not -total: the sum starts from +0, so the loss terms' sum is never -0 and neither is this
-    out = torch.rsub(total, 0.0)
-    if reduction == 1:  # mean
-        out = out.div(total_weight)
-    return out.to(x.dtype), total_weight.to(x.dtype)
+    # the loss and total weight in the wide dtype, rounded once (csrc/torch/nll_loss.cpp)
+    return torch.ops.redux._nll_loss_forward(x, target, weight, reduction, ignore_index)
 
 
 

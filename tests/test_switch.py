@@ -356,6 +356,62 @@ def test_a_conflicting_override_names_the_op_and_installs_nothing():
     assert not redux.is_enabled()
 
 
+def nll_loss_formula(x, target, weight, reduction, ignore_index):
+    """The formula redux::_nll_loss_forward computes, in Python: the
+    weighted picked values in the wide dtype, negated, -0 where ignored;
+    their sum subtracted from 0, divided by the total weight for "mean";
+    each output rounded once."""
+    wide = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else torch.float64
+    valid = target != ignore_index
+    safe = target.where(valid, 0)
+    picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1).to(wide)
+    w = weight[safe].to(wide).where(valid, 0.0) if weight is not None else None
+    terms = (picked if w is None else picked.mul(w)).where(valid, -0.0)
+    if x.dim() == 1:
+        w = w if w is not None else valid.to(wide)
+        return (terms.div(w.neg()) if reduction == 1 else terms.neg()).to(x.dtype), w.to(x.dtype)
+    if reduction == 0:
+        return terms.neg().to(x.dtype), torch.zeros((), dtype=x.dtype, device=x.device)
+    total_weight = torch.ops.redux.sum(w) if w is not None else torch.ops.redux.sum(valid, dtype=wide)
+    out = torch.rsub(torch.ops.redux.sum(terms), 0.0)
+    return (out.div(total_weight) if reduction == 1 else out).to(x.dtype), total_weight.to(x.dtype)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nll_loss_is_one_op_with_the_formulas_bits(device):
+    """The switch's nll_loss_forward is redux::_nll_loss_forward: the bits of
+    its formula (all dtypes, weights or none, an ignored class, every target
+    ignored, each reduction, a batch of one, one sample), torch's values, and an
+    op that passes opcheck and is what cross_entropy runs."""
+    import torch.nn.functional as F
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        for shape in ((7, 11), (1, 11), (11,)):
+            x = random_tensor(shape, dtype, device, seed=len(shape)).log_softmax(-1)
+            g = torch.Generator().manual_seed(3)
+            size = shape[:-1]
+            target = torch.randint(0, 11, size, generator=g).to(device)
+            weight = random_tensor((11,), dtype, device, seed=5).abs()
+            for w in (None, weight):
+                for ignore_index in (-100, 3, int(target.flatten()[0])):
+                    for t in (target, torch.full_like(target, ignore_index)):
+                        for reduction in (0, 1, 2):
+                            got = torch.ops.redux._nll_loss_forward(x, t, w, reduction, ignore_index)
+                            want = nll_loss_formula(x, t, w, reduction, ignore_index)
+                            for a, b in zip(got, want):
+                                assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(
+                                    a.view(torch.uint8) if a.dim() else a.reshape(1).view(torch.uint8),
+                                    b.view(torch.uint8) if b.dim() else b.reshape(1).view(torch.uint8)), \
+                                    (dtype, shape, w is None, ignore_index, reduction)
+            if dtype != torch.float64 or shape != (7, 11):
+                continue
+            with redux.enabled():
+                names = ops_called(lambda: F.cross_entropy(x, target))
+                loss = F.cross_entropy(x, target)
+            assert "redux::_nll_loss_forward" in names
+            torch.testing.assert_close(loss, F.cross_entropy(x, target))
+            torch.library.opcheck(torch.ops.redux._nll_loss_forward.default, (x, target, weight, 1, -100))
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_the_other_reductions_of_a_model_run_on_redux_with_torchs_answers(device, dtype):

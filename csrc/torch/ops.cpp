@@ -191,6 +191,11 @@ static void define_composites(torch::Library &m) {
   define(m, "_exp_rows(Tensor x, int op) -> Tensor", {at::Tag::pt2_compliant_tag});
   // Internal: the backward of the first two from their output and its gradient.
   define(m, "_exp_rows_backward(Tensor grad, Tensor out, int op) -> Tensor", {at::Tag::pt2_compliant_tag});
+  // Internal: aten::nll_loss_forward's (loss, total weight) for the model
+  // switch, after its argument checks, on redux::sum (nll_loss.cpp).
+  define(m, "_nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> "
+            "(Tensor, Tensor)",
+         {at::Tag::pt2_compliant_tag});
   // torch.linalg.vector_norm's signature and semantics, on redux::sum (norms.cpp).
   define(m, "vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) "
             "-> Tensor",
