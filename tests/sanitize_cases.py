@@ -2,9 +2,10 @@
 each family and dtype pair, aligned and misaligned inputs, one and several
 chunks, forced grids, the row kernels (moments, sums of squares of each
 tensor of a list, exponential sums) at warp and block widths, the ladder
-rungs, the read probe and the contest custom_kernel. Results are checked, so a run is also a correctness run.
-Sizes stay small (the sanitizers slow kernels by 10-100x), but for the long
-wide grids that only a large input launches."""
+rungs, the read probe and the contest custom_kernel. Results are checked,
+so a run is also a correctness run. Sizes stay small (the sanitizers slow
+kernels by 10-100x), but for the long wide grids that only a large input
+launches."""
 import sys
 
 import torch

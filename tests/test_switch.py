@@ -10,6 +10,7 @@ import torch
 
 import redux
 from conftest import DEVICES, cuda, ops_called, random_tensor
+from redux._dtypes import MEAN_SUM_DTYPE
 
 # the redux ops a routed reduction runs: the sums and the row kernels
 REDUX_REDUCTIONS = {"redux::sum", "redux::mean", "redux::_exp_rows", "redux::_moment_rows", "redux::_sum_squares_rows"}
@@ -361,7 +362,7 @@ def nll_loss_formula(x, target, weight, reduction, ignore_index):
     weighted picked values in the wide dtype, negated, -0 where ignored;
     their sum subtracted from 0, divided by the total weight for "mean";
     each output rounded once."""
-    wide = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else torch.float64
+    wide = MEAN_SUM_DTYPE[x.dtype]
     valid = target != ignore_index
     safe = target.where(valid, 0)
     picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1).to(wide)
