@@ -57,12 +57,15 @@ def test_sporadic_delays_are_flagged_and_cannot_flip_the_ranking(tmp_path):
     slow = write_op(tmp_path / "slow_clean.py", 3_000, 0)
     args = cli.parse_args(["--device", "cpu", "--quick", "--sizes", "4096", "--ops", "sum", "--out", str(tmp_path),
                            "--time-budget", "0.5", "--submission", fast, "--submission", slow])
-    results = score.run(args)
+    for _ in range(3):  # the host's own hiccups can flag the clean op too: then measure again
+        results = score.run(args)
+        if not results["ops"]["file:slow_clean"]["benchmarks"]["4096"]["noisy"]:
+            break
     f, s = results["ops"]["file:fast_noisy"], results["ops"]["file:slow_clean"]
     assert f["correct"] and s["correct"]
     fb, sb = f["benchmarks"]["4096"], s["benchmarks"]["4096"]
     assert fb["remeasured"] and fb["noisy"], fb
-    assert not sb["noisy"], sb
+    assert not sb["noisy"], f"the clean op was flagged noisy in three runs: {sb}"
     assert fb["mean"] > sb["mean"], "the injected delays must make the mean misleading, or the test proves nothing"
     names = report.ranked_names(results)
     assert names.index("file:fast_noisy") < names.index("file:slow_clean")
