@@ -11,6 +11,7 @@
 // compiled code has the eager bits; one C++ call instead of a dozen Python
 // ones.
 #include <ATen/ATen.h>
+#include <ATen/core/Reduction.h>
 #include <torch/library.h>
 
 #include <tuple>
@@ -19,9 +20,6 @@
 
 namespace redux_shim {
 namespace {
-
-// aten::nll_loss_forward's reduction codes (at::Reduction)
-constexpr int64_t kNone = 0, kMean = 1;
 
 std::tuple<at::Tensor, at::Tensor> nll_loss_forward_impl(const at::Tensor &x, const at::Tensor &target,
                                                          const std::optional<at::Tensor> &weight, int64_t reduction,
@@ -36,13 +34,14 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward_impl(const at::Tensor &x, co
   const at::Tensor terms = at::where(valid, w.defined() ? picked.mul(w) : picked, c10::Scalar(-0.0));
   if (x.dim() == 1) {  // one sample: torch's total weight is its weight, whatever the reduction
     if (!w.defined()) w = valid.to(wide);
-    return {(reduction == kMean ? terms.div(w.neg()) : terms.neg()).to(x.scalar_type()), w.to(x.scalar_type())};
+    const at::Tensor loss = reduction == at::Reduction::Mean ? terms.div(w.neg()) : terms.neg();
+    return {loss.to(x.scalar_type()), w.to(x.scalar_type())};
   }
-  if (reduction == kNone) return {terms.neg().to(x.scalar_type()), at::zeros({}, x.options())};
+  if (reduction == at::Reduction::None) return {terms.neg().to(x.scalar_type()), at::zeros({}, x.options())};
   const at::Tensor total_weight = w.defined() ? sum_op().call(w, std::nullopt, false, std::nullopt)
                                               : sum_op().call(valid, std::nullopt, false, wide);
   at::Tensor out = at::rsub(sum_op().call(terms, std::nullopt, false, std::nullopt), c10::Scalar(0.0));
-  if (reduction == kMean) out = out.div(total_weight);
+  if (reduction == at::Reduction::Mean) out = out.div(total_weight);
   return {out.to(x.scalar_type()), total_weight.to(x.scalar_type())};
 }
 
