@@ -53,6 +53,7 @@ from typing import List, Optional, Tuple
 import torch
 import torch.distributed as dist
 
+from . import _C
 from ._dtypes import MEAN_SUM_DTYPE as _MEAN_SUM_DTYPE
 
 __all__ = ["sum", "mean", "cross_entropy", "unit_of"]
@@ -60,6 +61,10 @@ __all__ = ["sum", "mean", "cross_entropy", "unit_of"]
 # Layout fields of torch.ops.redux._sum_sharding (csrc/torch/sharded.h).
 _FAMILY, _OUTER, _N, _INNER, _UNIT, _UNITS, _ACC, _ROLE, _PER = range(9)
 _META_DIMS = 8  # sizes carried by the cheap cross-rank check
+# _C.sum_shards(_SHARDS_ROUTE, ...) calls torch.ops.redux._sum_shards with
+# its arguments taken straight from Python (the op's own argument parsing
+# costs more host time than the collective); other inputs take the route.
+_SHARDS_ROUTE = torch.ops.redux._sum_shards.default
 
 
 def unit_of(shape, dim=None, *, dtype=torch.float32, device="cpu", out_dtype=None):
@@ -171,7 +176,7 @@ def _call_known(op, local, keepdim, dtype, mesh, dims, name, group, rank, length
     if group is None:  # replicated
         out = (torch.ops.redux.mean if op == "mean" else torch.ops.redux.sum)(local, dims, keepdim, dtype=dtype)
     elif op == "sum":
-        out = torch.ops.redux._sum_shards.default(local, lengths, rank, dims, keepdim, dtype, name, device)
+        out = _C.sum_shards(_SHARDS_ROUTE, local, lengths, rank, dims, keepdim, dtype, name, device)
     else:
         out = _shards_reduce(True, local, dims, keepdim, dtype, group, lengths)[0]
     return _new_dtensor(out, out_spec)
@@ -414,9 +419,9 @@ def _shards_reduce(mean, x, dim, keepdim, dtype, group, lengths):
         lengths = _agree(op, x, dim, keepdim, dtype, group, device, _local_problem(op, x, dim, keepdim, dtype))
     rank = _group_facts(group)[0]
     if not mean:
-        return torch.ops.redux._sum_shards(x, lengths, rank, dim, keepdim, dtype, group.group_name, device), lengths
+        return _C.sum_shards(_SHARDS_ROUTE, x, lengths, rank, dim, keepdim, dtype, group.group_name, device), lengths
     out, wide = _mean_dtypes(x.dtype, dtype)
-    total = torch.ops.redux._sum_shards(x, lengths, rank, dim, keepdim, wide, group.group_name, device)
+    total = _C.sum_shards(_SHARDS_ROUTE, x, lengths, rank, dim, keepdim, wide, group.group_name, device)
     return total.div(_mean_count(builtins.sum(lengths), x.shape, dim)).to(out), lengths
 
 

@@ -13,8 +13,8 @@ import torch.distributed as dist
 
 def whole(shape, dtype, seed, device):
     g = torch.Generator().manual_seed(seed)
-    if dtype == torch.int64:
-        return torch.randint(-1000, 1000, shape, generator=g).to(device)
+    if dtype in (torch.int32, torch.int64):
+        return torch.randint(-1000, 1000, shape, generator=g).to(dtype).to(device)
     return (torch.randn(shape, generator=g, dtype=torch.float64) * 2 + 3).to(dtype).to(device)
 
 

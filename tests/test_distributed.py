@@ -119,6 +119,43 @@ def test_partials_ops_check_their_arguments():
         torch.ops.redux._sum_shards(x, [5, 300002], 0, None, False, None, "0", cpu)
 
 
+def test_the_fast_entry_serves_plain_calls_and_routes_the_rest():
+    """redux._C.sum_shards (redux.distributed's call of the op) parses a
+    plain call itself, with the op's errors; a __torch_function__ mode, a
+    tensor subclass or an argument of another type takes the op's torch.ops
+    route, so the mode or subclass sees the call."""
+    from torch.overrides import TorchFunctionMode
+    x, cpu = torch.randn(300007), torch.device("cpu")
+    route = rd._SHARDS_ROUTE
+    with pytest.raises(RuntimeError, match="argument 'rank' 1 is not a rank of 1"):
+        redux._C.sum_shards(route, x, [300007], 1, None, False, None, "0", cpu)
+    with pytest.raises(RuntimeError, match="where 'lengths' says 5"):
+        redux._C.sum_shards(route, x, (5, 300002), 0, [0], True, torch.float64, "0", cpu)
+
+    seen = []
+
+    class Seen(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            raise LookupError("routed")
+
+    class Sub(torch.Tensor):
+        pass
+
+    calls = [lambda: redux._C.sum_shards(route, x, [300007], 0, None, False, None, "0", cpu),
+             lambda: redux._C.sum_shards(route, x.as_subclass(Sub), [300007], 0, None, False, None, "0", cpu)]
+    with Seen():
+        for call in calls:
+            with pytest.raises(LookupError, match="routed"):
+                call()
+    assert seen == [route, route]
+    # an argument of another type: torch.ops' own parsing and error
+    with pytest.raises((TypeError, RuntimeError), match="group_name|str"):
+        redux._C.sum_shards(route, x, [300007], 0, None, False, None, 0, cpu)
+    with pytest.raises(TypeError, match="expected"):
+        redux._C.sum_shards(route, x)
+
+
 def gpus_for(world):
     return pytest.mark.skipif(not (torch.cuda.is_available() and torch.cuda.device_count() >= world
                                    and redux.has_cuda_kernels()), reason=f"needs {world} CUDA GPUs")
@@ -128,6 +165,7 @@ CUDA_CASES = [
     ((52428800,), None, False, torch.float32, None),
     ((1638400,), None, False, torch.float32, None),
     ((6553600,), None, False, torch.float16, None),
+    ((4194304,), None, False, torch.int32, None),            # read as int64: the shard converted first
     ((65536, 4096), [0], False, torch.float32, None),
     ((65536, 4096), [1], False, torch.float32, None),
     ((4, 2097152), [1], False, torch.float32, None),

@@ -7,11 +7,13 @@
 // parsing costs 2-12 us of host time a call (docs/notes/host-path.md;
 // bench/cpu_host.py measures it). Only plain tensors
 // outside __torch_function__ modes take them (redux.sum also not while
-// tracing); no arithmetic here, only argument conversion.
+// tracing); no arithmetic here, only argument conversion. redux._C.sum_shards
+// is the same kind of entry for redux.distributed's calls of redux._sum_shards.
 #include <Python.h>
 #include <ATen/PythonTorchFunctionTLS.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/util/ScopeExit.h>
+#include <torch/csrc/Device.h>
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -88,16 +90,19 @@ PyObject *call_op(const char *op, const c10::TypedOperatorHandle<SumFn> &handle,
   END_HANDLE_TH_ERRORS
 }
 
-// A dim the op's schema (int[1]?) takes and parse_dim reads the same way:
-// None, an int, or a list or tuple of ints (bools excluded, as both refuse).
-bool plain_dim(PyObject *dim) {
-  auto plain_int = [](PyObject *o) { return PyLong_Check(o) && !PyBool_Check(o); };
-  if (dim == Py_None || plain_int(dim)) return true;
-  if (!PyList_Check(dim) && !PyTuple_Check(dim)) return false;
-  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(dim); ++i)
-    if (!plain_int(PySequence_Fast_GET_ITEM(dim, i))) return false;
+bool plain_int(PyObject *o) { return PyLong_Check(o) && !PyBool_Check(o); }
+
+// A list or tuple of plain ints (bools excluded).
+bool plain_ints(PyObject *seq) {
+  if (!PyList_Check(seq) && !PyTuple_Check(seq)) return false;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i)
+    if (!plain_int(PySequence_Fast_GET_ITEM(seq, i))) return false;
   return true;
 }
+
+// A dim the op's schema (int[1]?) takes and parse_dim reads the same way:
+// None, an int, or a list or tuple of ints (bools excluded, as both refuse).
+bool plain_dim(PyObject *dim) { return dim == Py_None || plain_int(dim) || plain_ints(dim); }
 
 // torch.ops.redux.sum(...) / .mean(...): args[0] is the packet's own call
 // (torch's route), the rest the call's arguments. A call the eager entry
@@ -142,7 +147,45 @@ PyObject *packet_call(const char *op, const c10::TypedOperatorHandle<SumFn> &han
   END_HANDLE_TH_ERRORS
 }
 
+// redux._sum_shards's schema, for the distributed entry below.
+using ShardsFn = at::Tensor(const at::Tensor &, at::IntArrayRef, int64_t, at::OptionalIntArrayRef, bool,
+                            std::optional<at::ScalarType>, c10::string_view, c10::Device);
+
 }  // namespace
+
+PyObject *sum_shards(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  constexpr const char *op = "redux._sum_shards";
+  TORCH_CHECK_TYPE(nargs == 9, op, ": expected (route, x, lengths, rank, dim, keepdim, dtype, group_name, ",
+                   "comm_device), got ", nargs, " arguments");
+  PyObject *x = args[1], *lengths = args[2], *rank = args[3], *dim = args[4], *keepdim = args[5], *dtype = args[6],
+           *group = args[7], *device = args[8];
+  if (!(THPVariable_CheckExact(x) && !at::impl::torch_function_mode_enabled() && plain_ints(lengths) &&
+        plain_int(rank) && plain_dim(dim) && PyBool_Check(keepdim) && (dtype == Py_None || THPDtype_Check(dtype)) &&
+        PyUnicode_Check(group) && THPDevice_Check(device)))
+    return PyObject_Vectorcall(args[0], args + 1, nargs - 1, nullptr);
+  std::vector<int64_t> rows;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(lengths); ++i)
+    rows.push_back(dim_int(PySequence_Fast_GET_ITEM(lengths, i)));
+  const int64_t me = dim_int(rank);
+  const auto dims = parse_dim(op, dim);
+  const auto scalar_type = parse_dtype(op, dtype);
+  Py_ssize_t name_size = 0;
+  const char *name = PyUnicode_AsUTF8AndSize(group, &name_size);
+  if (!name) throw python_error();
+  static const auto handle =
+      c10::Dispatcher::singleton().findSchemaOrThrow("redux::_sum_shards", "").typed<ShardsFn>();
+  const at::Tensor &self = THPVariable_Unpack(x);
+  at::Tensor out;
+  {
+    pybind11::gil_scoped_release no_gil;
+    out = handle.call(self, rows, me, dims ? at::OptionalIntArrayRef(*dims) : at::OptionalIntArrayRef(),
+                      keepdim == Py_True, scalar_type, c10::string_view(name, (size_t)name_size),
+                      reinterpret_cast<THPDevice *>(device)->device);
+  }
+  return THPVariable_Wrap(std::move(out));
+  END_HANDLE_TH_ERRORS
+}
 
 PyObject *eager_sum(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   return call_op("redux.sum", sum_op(), args, nargs);

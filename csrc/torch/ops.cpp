@@ -135,6 +135,8 @@ PyMethodDef kMethods[] = {
     {"packet_mean", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::packet_mean)),
      METH_FASTCALL | METH_KEYWORDS,
      "torch.ops.redux.mean's call: packet_mean(torch_route, *args, **kwargs) (eager.cpp)."},
+    {"sum_shards", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::sum_shards)), METH_FASTCALL,
+     "redux.distributed's call of redux._sum_shards: sum_shards(route, *args) (eager.cpp)."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -69,5 +69,11 @@ at::Tensor from_partials_cpu(const at::Tensor &partials, at::IntArrayRef layout)
 extern const ShardBackend kCudaTree;
 at::Tensor unit_partials_cuda(const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1);
 at::Tensor from_partials_cuda(const at::Tensor &partials, at::IntArrayRef layout);
+// The same two on raw CUDA buffers of a checked layout, on the current
+// stream: the ops above check and allocate, then call these.
+void unit_partials_into_cuda(const void *view, void *partials, at::IntArrayRef layout, int64_t outer, int64_t u0,
+                             int64_t u1, c10::Device device);
+void from_partials_into_cuda(const void *partials, void *y, at::IntArrayRef layout, int64_t outer,
+                             c10::Device device);
 
 }  // namespace redux_shim

@@ -23,28 +23,39 @@ constexpr const char *kFinishOp = "redux._sum_from_partials";
 
 }  // namespace
 
+void unit_partials_into_cuda(const void *view, void *partials, at::IntArrayRef layout, int64_t outer, int64_t u0,
+                             int64_t u1, c10::Device device) {
+  const c10::cuda::CUDAGuard guard(device);
+  const redux_shape s{layout[kOuter], layout[kN], layout[kInner]};
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream(device.index()).stream();
+  check_status(kPartialsOp, redux_cuda_sum_unit_partials((redux_family)layout[kFamily], view, partials, s, outer, u0,
+                                                         u1, (redux_dtype)layout[kInType],
+                                                         (redux_dtype)layout[kOutType], stream));
+}
+
+void from_partials_into_cuda(const void *partials, void *y, at::IntArrayRef layout, int64_t outer,
+                             c10::Device device) {
+  const c10::cuda::CUDAGuard guard(device);
+  const redux_shape s{layout[kOuter], layout[kN], layout[kInner]};
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream(device.index()).stream();
+  check_status(kFinishOp, redux_cuda_sum_from_partials((redux_family)layout[kFamily], partials, y, s, outer,
+                                                       (redux_dtype)layout[kInType], (redux_dtype)layout[kOutType],
+                                                       stream));
+}
+
 at::Tensor unit_partials_cuda(const at::Tensor &view, at::IntArrayRef layout, int64_t u0, int64_t u1) {
-  const c10::cuda::CUDAGuard guard(view.device());
   const redux_shape s = checked_view(kPartialsOp, view, layout, u0, u1, kCudaTree);
-  const auto in = (redux_dtype)layout[kInType], out = (redux_dtype)layout[kOutType];
   const int64_t outer = view.size(0);
   at::Tensor partials = at::empty({outer, u1 - u0, s.inner, layout[kAccBytes]}, view.options().dtype(at::kByte));
-  cudaStream_t stream = at::cuda::getCurrentCUDAStream(view.device().index()).stream();
-  check_status(kPartialsOp, redux_cuda_sum_unit_partials((redux_family)layout[kFamily], view.const_data_ptr(),
-                                                         partials.mutable_data_ptr(), s, outer, u0, u1, in, out,
-                                                         stream));
+  unit_partials_into_cuda(view.const_data_ptr(), partials.mutable_data_ptr(), layout, outer, u0, u1, view.device());
   return partials;
 }
 
 at::Tensor from_partials_cuda(const at::Tensor &partials, at::IntArrayRef layout) {
-  const c10::cuda::CUDAGuard guard(partials.device());
   const redux_shape s = checked_partials(kFinishOp, partials, layout, kCudaTree);
   const int64_t outer = partials.size(0);
-  const auto in = (redux_dtype)layout[kInType], out = (redux_dtype)layout[kOutType];
-  at::Tensor y = at::empty({outer, s.inner}, partials.options().dtype(scalar_type_of(out)));
-  cudaStream_t stream = at::cuda::getCurrentCUDAStream(partials.device().index()).stream();
-  check_status(kFinishOp, redux_cuda_sum_from_partials((redux_family)layout[kFamily], partials.const_data_ptr(),
-                                                       y.mutable_data_ptr(), s, outer, in, out, stream));
+  at::Tensor y = at::empty({outer, s.inner}, partials.options().dtype(scalar_type_of((redux_dtype)layout[kOutType])));
+  from_partials_into_cuda(partials.const_data_ptr(), y.mutable_data_ptr(), layout, outer, partials.device());
   return y;
 }
 

@@ -4,7 +4,6 @@
 // graph-capturable on NCCL), the one-device finish. No host sync.
 // Index arithmetic and byte copies only: the kernels (through the sharded
 // ops of sharded.cpp / sharded_cuda.cpp) do every addition.
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/util/accumulate.h>
 #include <torch/csrc/distributed/c10d/GroupRegistry.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -42,24 +41,24 @@ at::Tensor from_partials(const at::Tensor &partials, at::IntArrayRef layout) {
   return from_partials_cpu(partials, layout);
 }
 
+// Runs the process group's all-gather of `in` into `out` (world times its
+// bytes), calling its backend for `device` directly: the dispatcher's and
+// the process group's layers cost more host time than the launch.
+// Synchronous, as dist.all_reduce's default: NCCL then runs on the current
+// stream (no side stream, event or host block; graph-capturable).
+void all_gather_into(at::Tensor &out, at::Tensor &in, const std::string &group, c10::Device device) {
+  c10d::AllgatherOptions options;
+  options.asyncOp = false;
+  const auto work = c10d::resolve_process_group(group)->getBackend(device.type())->_allgather_base(out, in, options);
+  if (work) work->wait();  // a synchronous NCCL collective may return no work
+}
+
 // Every rank's `bytes` (1-D uint8 of one length on every rank), in rank
-// order: [world, length]. The process group's all-gather through the
-// dispatcher op its member (renamed across torch versions) calls: torch's
-// functional collective adds a Python autograd layer that costs more than
-// the launch. Synchronous, as dist.all_reduce's default: NCCL then runs on
-// the current stream (no side stream, event or host block; graph-capturable).
+// order: [world, length].
 at::Tensor all_gather(const at::Tensor &bytes, int64_t world, const std::string &group) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("c10d::_allgather_base_", "")
-                             .typed<std::tuple<at::Tensor, c10::intrusive_ptr<c10d::Work>>(
-                                 at::Tensor &, at::Tensor &, const c10::intrusive_ptr<c10d::ProcessGroup> &, bool,
-                                 int64_t)>();
   at::Tensor in = bytes;
   at::Tensor out = at::empty({world * bytes.numel()}, bytes.options());
-  const c10d::AllgatherOptions defaults;
-  const auto work =
-      std::get<1>(op.call(out, in, c10d::resolve_process_group(group), /*asyncOp=*/false, defaults.timeout.count()));
-  if (work) work->wait();  // a synchronous NCCL collective may return no work
+  all_gather_into(out, in, group, bytes.device());
   return out.view({world, bytes.numel()});
 }
 
@@ -146,25 +145,42 @@ bool whole_units_in_place(const std::vector<RankUnits> &ranks, int64_t longest, 
   return last >= 0;
 }
 
+// How the ranks' rows cut the units: each rank's n-range, units and
+// pieces, and the bytes every rank sends in the all-gather (the most any
+// rank has, 16-byte aligned so that every rank's partials start aligned).
+struct Cut {
+  std::vector<RankUnits> ranks;
+  int64_t longest = 0;
+};
+
+Cut cut_of(at::IntArrayRef layout, const std::vector<int64_t> &lengths) {
+  const int64_t outer = layout[kOuter], n = layout[kN], inner = layout[kInner], unit = layout[kUnit],
+                units = layout[kUnits], acc = layout[kAccBytes], per = layout[kPerIndex];
+  const int64_t elem = (int64_t)c10::elementSize(scalar_type_of((redux_dtype)layout[kInType]));
+  Cut cut;
+  int64_t first = 0;
+  for (const int64_t rows : lengths) {
+    cut.ranks.push_back(rank_units(first * per, (first + rows) * per, unit, units, n));
+    first += rows;
+    const RankUnits &k = cut.ranks.back();
+    cut.longest = std::max(cut.longest, outer * inner * ((k.u1 - k.u0) * acc + k.piece_rows() * elem));
+  }
+  cut.longest = (cut.longest + 15) / 16 * 16;
+  return cut;
+}
+
 // Reduced dim 0 sharded: every unit's partials in unit order, whole units
 // from the rank that holds them, a unit cut by a rank boundary from its
 // raw pieces (moved in the same all-gather), then the finish.
-at::Tensor sum_cut_n(const at::Tensor &view, at::IntArrayRef layout, const std::vector<int64_t> &lengths,
-                     int64_t rank, const std::string &group, c10::Device comm) {
-  const int64_t world = (int64_t)lengths.size();
+at::Tensor sum_cut_n(const at::Tensor &view, at::IntArrayRef layout, const Cut &cut, int64_t rank,
+                     const std::string &group, c10::Device comm) {
+  const std::vector<RankUnits> &ranks = cut.ranks;
+  const int64_t longest = cut.longest;
+  const int64_t world = (int64_t)ranks.size();
   const int64_t outer = layout[kOuter], n = layout[kN], inner = layout[kInner], unit = layout[kUnit],
-                units = layout[kUnits], acc = layout[kAccBytes], per = layout[kPerIndex];
+                units = layout[kUnits], acc = layout[kAccBytes];
   const at::ScalarType in = scalar_type_of((redux_dtype)layout[kInType]);
   const int64_t elem = (int64_t)c10::elementSize(in);
-  std::vector<RankUnits> ranks;
-  int64_t first = 0, longest = 0;
-  for (int64_t r = 0; r < world; ++r) {
-    ranks.push_back(rank_units(first * per, (first + lengths[r]) * per, unit, units, n));
-    first += lengths[r];
-    const RankUnits &k = ranks.back();
-    longest = std::max(longest, outer * inner * ((k.u1 - k.u0) * acc + k.piece_rows() * elem));
-  }
-  longest = (longest + 15) / 16 * 16;  // every rank's partials start 16-byte aligned
   const RankUnits &me = ranks[rank];
   std::vector<at::Tensor> mine;
   if (me.u1 > me.u0)
@@ -180,7 +196,7 @@ at::Tensor sum_cut_n(const at::Tensor &view, at::IntArrayRef layout, const std::
 
   // The units in order: runs of whole units, and each cut unit from its pieces.
   std::vector<at::Tensor> runs;
-  std::vector<std::vector<at::Tensor>> cut(units);
+  std::vector<std::vector<at::Tensor>> cut_units(units);
   std::vector<int64_t> run_at(units, -1);
   for (int64_t r = 0; r < world; ++r) {
     const RankUnits &k = ranks[r];
@@ -191,7 +207,7 @@ at::Tensor sum_cut_n(const at::Tensor &view, at::IntArrayRef layout, const std::
     }
     int64_t at = part_bytes;
     for (const auto &[lo, hi] : k.pieces) {
-      cut[lo / unit].push_back(rows_of(gathered, r, at, outer, {hi - lo, inner}, in, view.device()));
+      cut_units[lo / unit].push_back(rows_of(gathered, r, at, outer, {hi - lo, inner}, in, view.device()));
       at += outer * (hi - lo) * inner * elem;
     }
   }
@@ -203,8 +219,8 @@ at::Tensor sum_cut_n(const at::Tensor &view, at::IntArrayRef layout, const std::
       u += run.size(1);
       continue;
     }
-    TORCH_CHECK(!cut[u].empty(), kOp, ": internal: unit ", u, " is on no rank");
-    ordered.push_back(unit_partials(at::cat(cut[u], 1), layout, u, u + 1));
+    TORCH_CHECK(!cut_units[u].empty(), kOp, ": internal: unit ", u, " is on no rank");
+    ordered.push_back(unit_partials(at::cat(cut_units[u], 1), layout, u, u + 1));
     ++u;
   }
   return from_partials(ordered.size() == 1 ? ordered[0] : at::cat(ordered, 1), layout);
@@ -249,6 +265,33 @@ std::shared_ptr<const ShardsPlan> shards_plan(const at::Tensor &x, int64_t total
   return plan;
 }
 
+#ifdef REDUX_WITH_CUDA
+// sum_cut_n's case where the gathered bytes are every unit's partials in
+// unit order (whole_units_in_place) of one problem (outer 1), on NCCL: this
+// rank's partials go straight into its slot of the all-gather's output
+// (NCCL's in-place all-gather) and the finish reads that output into the
+// result. Two allocations, two launches, one collective, no views between.
+at::Tensor sum_in_place_cuda(const at::Tensor &x, const ShardsPlan &plan, const Cut &cut, int64_t rank,
+                             const std::string &group) {
+  const at::IntArrayRef layout = plan.layout.fields;
+  const int64_t world = (int64_t)cut.ranks.size(), longest = cut.longest;
+  at::Tensor gathered = at::empty({world * longest}, x.options().dtype(at::kByte));
+  const RankUnits &me = cut.ranks[rank];
+  if (me.u1 > me.u0) {  // no pieces: its rows are exactly units [u0, u1)
+    const bool as_is = x.scalar_type() == scalar_type_of((redux_dtype)layout[kInType]) &&
+                       plan.layout.perm.empty() && x.is_contiguous();
+    const at::Tensor view = as_is ? x : shard_view(x, plan.layout);
+    unit_partials_into_cuda(view.const_data_ptr(), gathered.mutable_data_ptr<uint8_t>() + rank * longest, layout, 1,
+                            me.u0, me.u1, x.device());
+  }
+  at::Tensor mine = gathered.narrow(0, rank * longest, longest);
+  all_gather_into(gathered, mine, group, x.device());
+  at::Tensor y = at::empty(plan.shape, x.options().dtype(scalar_type_of((redux_dtype)layout[kOutType])));
+  from_partials_into_cuda(gathered.const_data_ptr(), y.mutable_data_ptr(), layout, 1, x.device());
+  return y;
+}
+#endif
+
 at::Tensor sum_shards(const at::Tensor &x, at::IntArrayRef lengths, int64_t rank, at::OptionalIntArrayRef dim,
                       bool keepdim, std::optional<at::ScalarType> dtype, c10::string_view group_name,
                       c10::Device comm) {
@@ -273,8 +316,17 @@ at::Tensor sum_shards(const at::Tensor &x, at::IntArrayRef lengths, int64_t rank
     whole[0] = total;
     return sum_op().call(at::empty(whole, x.options()), dim, keepdim, dtype);
   }
-  const at::Tensor view = shard_view(x, plan->layout);
   const bool kept0 = layout[kRole] == 1;
+  if (!kept0 && layout[kUnits] >= 2) {  // reduced dim 0 cut into units
+    const Cut cut = cut_of(layout, rows);
+#ifdef REDUX_WITH_CUDA
+    if (x.is_cuda() && comm == x.device() && layout[kOuter] == 1 &&
+        whole_units_in_place(cut.ranks, cut.longest, layout[kInner] * layout[kAccBytes]))
+      return sum_in_place_cuda(x, *plan, cut, rank, group);
+#endif
+    return sum_cut_n(shard_view(x, plan->layout), layout, cut, rank, group, comm).reshape(shape);
+  }
+  const at::Tensor view = shard_view(x, plan->layout);
   if (layout[kUnits] < 2) {
     if (kept0 && layout[kFamily] == REDUX_ROWS) {  // rows of a batch keep their one-device tree
       const std::vector<int64_t> over_n{1};
@@ -286,15 +338,13 @@ at::Tensor sum_shards(const at::Tensor &x, at::IntArrayRef lengths, int64_t rank
     // one unit: the whole tensor on every rank, summed there
     return sum_op().call(gather_rows(x.contiguous(), rows, group, comm), dim, keepdim, dtype);
   }
-  if (kept0) {  // each rank's slices are whole problems: gather the outputs
-    const at::Tensor out =
-        view.size(0) > 0 ? from_partials(unit_partials(view, layout, 0, layout[kUnits]), layout)
-                         : at::empty({0, layout[kInner]}, x.options().dtype(scalar_type_of((redux_dtype)layout[kOutType])));
-    std::vector<int64_t> slices;
-    for (int64_t n : rows) slices.push_back(n * layout[kPerIndex]);
-    return gather_rows(out, slices, group, comm).reshape(shape);
-  }
-  return sum_cut_n(view, layout, rows, rank, group, comm).reshape(shape);
+  // dim 0 kept, several units: each rank's slices are whole problems, gather the outputs
+  const at::Tensor out =
+      view.size(0) > 0 ? from_partials(unit_partials(view, layout, 0, layout[kUnits]), layout)
+                       : at::empty({0, layout[kInner]}, x.options().dtype(scalar_type_of((redux_dtype)layout[kOutType])));
+  std::vector<int64_t> slices;
+  for (int64_t n : rows) slices.push_back(n * layout[kPerIndex]);
+  return gather_rows(out, slices, group, comm).reshape(shape);
 }
 
 }  // namespace
