@@ -128,6 +128,41 @@ def test_gradients_and_torch_integration(device):
     assert torch.equal(torch.compile(step, fullgraph=True)(y), step(y))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_long_rows_are_summed_in_pieces_with_the_contracts(device):
+    """2-norms of rows longer than a row kernel takes: pieces of
+    long_row_piece(n) elements by the row kernel in fp64, the pieces added
+    by redux.sum; one rounding of the fp64 answer, batch-invariant, the same
+    bits on one thread, in vmap and compiled."""
+    max_n = redux._C.row_kernel_max_n()
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        for shape, dim in (((max_n + 1,), None), ((3, 5 * max_n + 77), [1]), ((2, 3, max_n), [1, 2])):
+            x = random_tensor(shape, dtype, device, seed=sum(shape))
+            for keepdim in (False, True):
+                got, want = torch.ops.redux.vector_norm(x, 2, dim, keepdim), want64(x, 2, dim, keepdim)
+                assert got.dtype == dtype and got.shape == want.shape
+                assert ((got.double().cpu() - want).abs() <= torch.finfo(dtype).eps * want).all(), (shape, dtype)
+    x = random_tensor((5, 3 * max_n + 1000), torch.float32, device, seed=6, offset=-1.0)
+    whole = torch.ops.redux.vector_norm(x, 2, [1])
+    # the tree, pinned: the pieces' fp64 sums of squares, then their sum
+    n = x.shape[1]
+    piece = 4096
+    while piece < max_n and piece * 2 <= n // 256:
+        piece *= 2
+    cut = n // piece * piece
+    sums = torch.cat([torch.ops.redux._sum_squares_rows(x[:, :cut].reshape(-1, piece), 1.0, False, torch.float64)
+                      .reshape(5, -1), torch.ops.redux._sum_squares_rows(x[:, cut:], 1.0, False, torch.float64)
+                      .unsqueeze(1)], 1)
+    assert torch.equal(whole, torch.ops.redux.sum(sums, [1]).sqrt().float())
+    for i in (0, 3):
+        assert torch.equal(torch.ops.redux.vector_norm(x[i:i + 1], 2, [1]), whole[i:i + 1])
+    assert torch.equal(on_one_thread(lambda: torch.ops.redux.vector_norm(x, 2, [1])), whole)
+    assert torch.equal(torch.vmap(lambda t: torch.ops.redux.vector_norm(t, 2))(x), whole)
+    assert torch.equal(torch.compile(lambda t: torch.ops.redux.vector_norm(t, 2, [1]), fullgraph=True)(x), whole)
+    empty = torch.ops.redux.vector_norm(torch.ones(0, 2 * max_n, device=device), 2, [1], True)
+    assert empty.shape == (0, 1)
+
+
 def test_python_entry_is_the_op():
     x = random_tensor((5, 33), torch.float32, "cpu", seed=5)
     assert torch.equal(redux.vector_norm(x, 3, 1), torch.ops.redux.vector_norm(x, 3, [1]))

@@ -124,6 +124,41 @@ def test_gradients_and_torch_integration(device):
     assert all(torch.equal(a, b) for a, b in zip(compiled(y), eager))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_long_rows_combine_their_pieces_moments_with_the_contracts(device):
+    """var, std and var_mean of rows longer than a row kernel takes: each
+    piece's moments by the row kernel in fp64, combined by the parallel-
+    moments rule; one rounding of the fp64 answer for every correction,
+    batch-invariant, the same bits on one thread and compiled."""
+    max_n = redux._C.row_kernel_max_n()
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        for shape, dim in (((max_n + 1,), None), ((3, 5 * max_n + 77), [1]), ((2, 3, max_n), [1, 2])):
+            x = random_tensor(shape, dtype, device, seed=sum(shape))
+            for correction in (0, 1, 2 * x.numel()):
+                for keepdim in (False, True):
+                    var, mean = torch.ops.redux.var_mean(x, dim, correction=correction, keepdim=keepdim)
+                    std = torch.ops.redux.std(x, dim, correction=correction, keepdim=keepdim)
+                    want_var, want_mean = torch.var_mean(x.cpu().double(), dim, correction=correction,
+                                                         keepdim=keepdim)
+                    for got, want in ((var, want_var), (mean, want_mean), (std, want_var.sqrt())):
+                        assert got.dtype == dtype and got.shape == want.shape
+                        got = got.double().cpu()
+                        if correction > x.numel():  # a negative divisor is 0: inf, as torch's
+                            assert torch.equal(got, want.to(dtype).double()), (shape, dtype)
+                            continue
+                        err = (got - want).abs()
+                        assert (err <= torch.finfo(dtype).eps * want.abs()).all(), (shape, dtype, correction)
+    x = random_tensor((5, 3 * max_n + 1000), torch.float32, device, seed=6)
+    whole = torch.ops.redux.var_mean(x, [1])
+    for i in (0, 3):
+        for got, want in zip(torch.ops.redux.var_mean(x[i:i + 1], [1]), whole):
+            assert torch.equal(got, want[i:i + 1])
+    for got, want in zip(on_one_thread(lambda: torch.ops.redux.var_mean(x, [1])), whole):
+        assert torch.equal(got, want)
+    std = torch.compile(lambda t: torch.ops.redux.std(t, [1]), fullgraph=True)(x)
+    assert torch.equal(std, torch.ops.redux.std(x, [1]))
+
+
 def test_python_entries_are_the_ops():
     x = random_tensor((5, 33), torch.float32, "cpu", seed=10)
     assert torch.equal(redux.var(x, 1, correction=0), torch.ops.redux.var(x, [1], correction=0))

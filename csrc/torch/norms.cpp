@@ -5,7 +5,8 @@
 // |x| (exact in any order: torch's amax / amin); other p: (sum |x|^p)^(1/p).
 // One rounding to the result dtype. ord 2 over trailing dims of float32 /
 // float16 / bfloat16 rows of up to kRowKernelMaxN where no gradient is
-// recorded: one kernel, redux::_sum_squares_rows (fp64 sums). Composite-
+// recorded: one kernel, redux::_sum_squares_rows (fp64 sums); longer rows
+// there: that kernel on pieces of each row, then redux::sum. Composite-
 // ImplicitAutograd: autograd, Meta and torch.compile come from redux::sum,
 // redux::_sum_squares_rows and torch's elementwise ops.
 #include <ATen/ATen.h>
@@ -35,6 +36,31 @@ at::Tensor root_at_zero(const at::Tensor &sum, double exponent) {
   const at::Tensor safe = at::where(zero, at::ones_like(sum), sum);
   const at::Tensor root = exponent == 0.5 ? safe.sqrt() : safe.pow(exponent);
   return at::where(zero, at::zeros_like(sum), root);
+}
+
+// The 2-norms of rows longer than a row kernel takes (takes_long_rows):
+// each row cut into pieces of long_row_piece(n) elements and a shorter
+// last one, the pieces' sums of squares by redux::_sum_squares_rows in
+// fp64, a row's piece sums added by redux::sum in fp64, the root, one
+// rounding. A row's bits depend on its values and n alone. No gradient is
+// recorded here, so a plain root gives root_at_zero's values.
+at::Tensor long_rows_norm2(const at::Tensor &x, const std::vector<int64_t> &reduced, bool keepdim,
+                           at::ScalarType out) {
+  using SumSquaresRows = at::Tensor(const at::Tensor &, double, bool, std::optional<at::ScalarType>);
+  static const auto handle =
+      c10::Dispatcher::singleton().findSchemaOrThrow("redux::_sum_squares_rows", "").typed<SumSquaresRows>();
+  const at::Tensor rows = as_rows(x, reduced);
+  const int64_t n = rows.sym_size(-1).guard_int(__FILE__, __LINE__);  // the pieces are a function of n
+  const int64_t piece = long_row_piece(n), whole = n / piece * piece;
+  const at::Tensor flat = rows.reshape({-1, n});
+  std::vector<at::Tensor> sums{
+      handle.call(flat.narrow(1, 0, whole).reshape({-1, piece}), 1.0, false, at::kDouble).reshape({-1, n / piece})};
+  if (whole < n) sums.push_back(handle.call(flat.narrow(1, whole, n - whole), 1.0, false, at::kDouble).unsqueeze(1));
+  const std::vector<int64_t> over_pieces{1};
+  const at::Tensor total = sum_op().call(sums.size() == 1 ? sums[0] : at::cat(sums, 1), over_pieces, false,
+                                         std::nullopt);
+  return reduced_shape(total.sqrt().to(out).view_symint(rows.sym_sizes().slice(0, rows.dim() - 1)), reduced,
+                       keepdim);
 }
 
 // torch's checks of self, ord and dtype.
@@ -87,6 +113,7 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
         c10::Dispatcher::singleton().findSchemaOrThrow("redux::_sum_squares_rows", "").typed<SumSquaresRows>();
     return reduced_shape(handle.call(as_rows(x, reduced), 1.0, true, std::nullopt), reduced, keepdim);
   }
+  if (p == 2 && !x.is_complex() && takes_long_rows(x, reduced)) return long_rows_norm2(x, reduced, keepdim, out);
   const at::ScalarType wide = mean_sum_dtype(out);
   const at::Tensor magnitude = (x.is_complex() ? x.to(at::toComplexType(wide)) : x.to(wide)).abs();
   at::Tensor norm;

@@ -14,7 +14,11 @@ bool row_kernel_reads(at::ScalarType t) {
   return std::find(std::begin(kRowKernelDtypes), std::end(kRowKernelDtypes), t) != std::end(kRowKernelDtypes);
 }
 
-bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced) {
+namespace {
+
+// What both row paths need: the trailing dims in order, a dtype the row
+// kernels read, a device they run on; n, the reduced elements.
+bool row_layout(const at::Tensor &x, const std::vector<int64_t> &reduced, c10::SymInt &n) {
   const int64_t k = (int64_t)reduced.size();
   if (x.dim() == 0 || k == 0 || k > x.dim()) return false;
   for (int64_t i = 0; i < k; ++i)
@@ -22,10 +26,31 @@ bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced) 
   if (!row_kernel_reads(x.scalar_type())) return false;
   const c10::DeviceType d = x.device().type();
   if (d != c10::DeviceType::CPU && d != c10::DeviceType::CUDA && d != c10::DeviceType::Meta) return false;
-  c10::SymInt n = 1;
+  n = 1;
   for (int64_t dim : reduced) n = n * x.sym_size(dim);
+  return true;
+}
+
+}  // namespace
+
+bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced) {
+  c10::SymInt n;
+  if (!row_layout(x, reduced, n)) return false;
   if (!(n.sym_ge(1) & n.sym_le(kRowKernelMaxN)).guard_bool(__FILE__, __LINE__)) return false;
   return !gradient_recorded(x);
+}
+
+bool takes_long_rows(const at::Tensor &x, const std::vector<int64_t> &reduced) {
+  c10::SymInt n;
+  if (!row_layout(x, reduced, n)) return false;
+  if (!n.sym_gt(kRowKernelMaxN).guard_bool(__FILE__, __LINE__)) return false;
+  return !gradient_recorded(x);
+}
+
+int64_t long_row_piece(int64_t n) {
+  int64_t piece = 4096;
+  while (piece < kRowKernelMaxN && piece * 2 <= n / 256) piece *= 2;
+  return piece;
 }
 
 at::Tensor as_rows(const at::Tensor &x, const std::vector<int64_t> &reduced) {

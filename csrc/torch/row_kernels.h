@@ -31,6 +31,15 @@ bool row_kernel_reads(at::ScalarType t);
 // switch's, records none).
 bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced);
 
+// As takes_row_kernel, but for n longer than kRowKernelMaxN: a composite
+// then cuts each row into pieces of long_row_piece(n) elements (the last
+// shorter), gives the pieces to the row kernel in fp64 and combines their
+// results by redux::sum, so the bits still depend on values and n alone.
+bool takes_long_rows(const at::Tensor &x, const std::vector<int64_t> &reduced);
+// The piece length for rows of n > kRowKernelMaxN: about n / 256 (enough
+// pieces to fill a GPU), a power of two in [4096, kRowKernelMaxN].
+int64_t long_row_piece(int64_t n);
+
 // x as the [..., n] rows a row kernel reads: its reduced (trailing) dims
 // flattened into one.
 at::Tensor as_rows(const at::Tensor &x, const std::vector<int64_t> &reduced);
