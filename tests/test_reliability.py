@@ -80,6 +80,35 @@ def test_cpu_float32_loops_give_the_same_bits(tmp_path):
         assert not differ, f"far prefetch against {name}:\n" + "\n".join(differ[:5])
 
 
+@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+def test_cpu_row_kernel_forms_give_the_same_bits(tmp_path):
+    """The row kernels (exp_rows.c, moment_rows.c) as the extension builds
+    them, with the eight-lane forms where the CPU has AVX-512F and with
+    REDUX_CPU_EIGHT_LANES=0 (four lanes), against the baseline build
+    (-DREDUX_CPU_NO_CLONES): the same bits for every op, dtype and length."""
+    cpu = os.path.join(ROOT, "csrc", "cpu")
+    srcs = [os.path.join(ROOT, "tests", "c", "row_paths_check.c"), os.path.join(cpu, "exp_rows.c"),
+            os.path.join(cpu, "moment_rows.c"), os.path.join(cpu, "status.c")]
+    outs = {}
+    for defines, lanes in (([], None), ([], "0"), (["-DREDUX_CPU_NO_CLONES"], None)):
+        exe = tmp_path / ("rows" + "".join(defines))
+        if not exe.exists():
+            subprocess.run([CC, "-std=c11", "-O2", "-ffp-contract=off", *defines, "-I", os.path.join(ROOT, "include"),
+                            "-I", cpu, *srcs, "-lm", "-o", str(exe)], check=True)
+        env = {k: v for k, v in os.environ.items() if k != "REDUX_CPU_EIGHT_LANES"}
+        if lanes is not None:
+            env["REDUX_CPU_EIGHT_LANES"] = lanes
+        outs[exe.name, lanes] = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                                               env=env).stdout.splitlines()
+    (fast_head, *fast), (four_head, *four), (base_head, *base) = outs.values()
+    assert four_head == base_head == "lanes 4"
+    assert fast_head in ("lanes 8", "lanes 4")
+    assert len(fast) == len(four) == len(base) > 250
+    for name, other in (("four lanes", four), ("baseline", base)):
+        differ = [f"{a}  vs  {b}" for a, b in zip(fast, other) if a != b]
+        assert not differ, f"{fast_head} against {name}:\n" + "\n".join(differ[:5])
+
+
 PLAN_FORMS_C = r"""
 #include <stdio.h>
 #include "redux/redux.h"

@@ -15,6 +15,26 @@
 
 #include "rows.h"
 
+#define LN2_HI 0x1.62e42fee00000p-1 /* ln2's leading bits: k * LN2_HI is exact */
+#define LN2_LO 0x1.a39ef35793c76p-33
+/* p = exp(r)'s Taylor polynomial to degree 12 at r, by Horner's rule;
+ * CONST(c) makes the constant c of p's type. */
+#define EXP_TAYLOR(p, r, CONST)              \
+  do {                                       \
+    p = CONST(1.0 / 479001600.0);            \
+    p = p * (r) + CONST(1.0 / 39916800.0);   \
+    p = p * (r) + CONST(1.0 / 3628800.0);    \
+    p = p * (r) + CONST(1.0 / 362880.0);     \
+    p = p * (r) + CONST(1.0 / 40320.0);      \
+    p = p * (r) + CONST(1.0 / 5040.0);       \
+    p = p * (r) + CONST(1.0 / 720.0);        \
+    p = p * (r) + CONST(1.0 / 120.0);        \
+    p = p * (r) + CONST(1.0 / 24.0);         \
+    p = p * (r) + CONST(1.0 / 6.0);          \
+    p = p * (r) + CONST(0.5);                \
+    p = p * (r) + CONST(1.0);                \
+    p = p * (r) + CONST(1.0);                \
+  } while (0)
 /* exp(x) in fp64 for the arguments a row gives (x - max <= 0, or inf and
  * NaN): x = k ln2 + r with k = round(x / ln2) and |r| <= ln2 / 2 (ln2 in
  * two parts, so k ln2 is exact), exp(r) by its Taylor polynomial to degree
@@ -30,49 +50,33 @@ static inline double redux_exp(double x) {
   memcpy(&kbits, &kd, sizeof kbits);
   memcpy(&sbits, &shifter, sizeof sbits);
   const double kf = kd - shifter;
-  const double r = (y - kf * 0x1.62e42fee00000p-1) - kf * 0x1.a39ef35793c76p-33;
-  double p = 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
+  const double r = (y - kf * LN2_HI) - kf * LN2_LO;
+  double p;
+  EXP_TAYLOR(p, r, (double));
   const uint64_t bits = (uint64_t)(kbits - sbits + 1023) << 52; /* 2^k; k = 1024 gives inf */
   double scale;
   memcpy(&scale, &bits, sizeof scale);
   return x < -708.0 ? 0.0 : x > 709.5 ? (double)INFINITY : p * scale;
 }
 
-/* redux_exp on four lanes: the same bits as redux_exp. */
-static inline v4d redux_exp4(v4d x) {
-  const double shifter = 0x1.8p52;
-  const v4d y = select4(x < splat(-708.0), splat(-708.0), x);
-  const v4d kd = y * splat(0x1.71547652b82fep0) + splat(shifter);
-  const v4d kf = kd - splat(shifter);
-  const v4d r = (y - kf * splat(0x1.62e42fee00000p-1)) - kf * splat(0x1.a39ef35793c76p-33);
-  v4d p = splat(1.0 / 479001600.0);
-  p = p * r + splat(1.0 / 39916800.0);
-  p = p * r + splat(1.0 / 3628800.0);
-  p = p * r + splat(1.0 / 362880.0);
-  p = p * r + splat(1.0 / 40320.0);
-  p = p * r + splat(1.0 / 5040.0);
-  p = p * r + splat(1.0 / 720.0);
-  p = p * r + splat(1.0 / 120.0);
-  p = p * r + splat(1.0 / 24.0);
-  p = p * r + splat(1.0 / 6.0);
-  p = p * r + splat(0.5);
-  p = p * r + splat(1.0);
-  p = p * r + splat(1.0);
-  const v4u bits = (v4u)((v4i)kd - (v4i)splat(shifter) + 1023) << 52;
-  return select4(x < splat(-708.0), splat(0.0), select4(x > splat(709.5), splat((double)INFINITY), p * (v4d)bits));
-}
+/* redux_exp on the lanes of a vector: the same bits as redux_exp. */
+#define EXP_LANES(NAME, V, VI, VU, SPLAT, SELECT)                                                  \
+  static inline __attribute__((always_inline)) V NAME(V x) {                                       \
+    const double shifter = 0x1.8p52;                                                               \
+    const V y = SELECT(x < SPLAT(-708.0), SPLAT(-708.0), x);                                       \
+    const V kd = y * SPLAT(0x1.71547652b82fep0) + SPLAT(shifter);                                  \
+    const V kf = kd - SPLAT(shifter);                                                              \
+    const V r = (y - kf * SPLAT(LN2_HI)) - kf * SPLAT(LN2_LO);                                     \
+    V p;                                                                                           \
+    EXP_TAYLOR(p, r, SPLAT);                                                                       \
+    const VU bits = (VU)((VI)kd - (VI)SPLAT(shifter) + 1023) << 52;                                \
+    return SELECT(x < SPLAT(-708.0), SPLAT(0.0),                                                   \
+                  SELECT(x > SPLAT(709.5), SPLAT((double)INFINITY), p * (V)bits));                 \
+  }
+EXP_LANES(redux_exp4, v4d, v4i, v4u, splat, select4)
+#ifdef REDUX_EIGHT_LANES
+EXP_LANES(redux_exp8, v8d, v8i, v8u, splat8, select8)
+#endif
 
 /* The row as fp64 into d[0, n), and its maximum (NaN if any element is). */
 static REDUX_HOT double load_row(const void *x, int64_t row, int64_t n, redux_dtype t, double *d) {
@@ -93,26 +97,38 @@ static REDUX_HOT double load_row(const void *x, int64_t row, int64_t n, redux_dt
 
 /* The sum of exp(d[i] - shift) over the row in XLANES lanes (element i
  * into lane i % XLANES), combined by a fixed pairwise tree; the
- * exponentials written to e[0, n) unless e is NULL. */
-static REDUX_HOT double exp_sum(const double *d, double *e, int64_t n, double shift) {
-  v4d acc[XLANES / 4] = {{0}}; /* acc[k] holds lanes 4k to 4k + 3: independent chains */
-  int64_t i = 0;
-  for (; i + XLANES <= n; i += XLANES)
-    for (int k = 0; k < XLANES / 4; ++k) {
-      v4d v;
-      memcpy(&v, d + i + 4 * k, sizeof v);
-      v = redux_exp4(v - splat(shift));
-      if (e != NULL) memcpy(e + i + 4 * k, &v, sizeof v);
-      acc[k] += v;
-    }
-  double lane[XLANES];
-  memcpy(lane, acc, sizeof lane);
-  for (int j = 0; i + j < n; ++j) {
-    const double v = redux_exp(d[i + j] - shift);
-    if (e != NULL) e[i + j] = v;
-    lane[j] += v;
+ * exponentials written to e[0, n) unless e is NULL. W: lanes a vector. */
+#define EXP_SUM(NAME, ATTR, V, W, EXP, SPLAT)                                 \
+  static ATTR double NAME(const double *d, double *e, int64_t n, double shift) { \
+    V acc[XLANES / W] = {{0}}; /* acc[k] holds lanes W k to W k + W - 1 */    \
+    int64_t i = 0;                                                            \
+    for (; i + XLANES <= n; i += XLANES)                                      \
+      for (int k = 0; k < XLANES / W; ++k) {                                  \
+        V v;                                                                  \
+        memcpy(&v, d + i + W * k, sizeof v);                                  \
+        v = EXP(v - SPLAT(shift));                                            \
+        if (e != NULL) memcpy(e + i + W * k, &v, sizeof v);                   \
+        acc[k] += v;                                                          \
+      }                                                                       \
+    double lane[XLANES];                                                      \
+    memcpy(lane, acc, sizeof lane);                                           \
+    for (int j = 0; i + j < n; ++j) {                                         \
+      const double v = redux_exp(d[i + j] - shift);                           \
+      if (e != NULL) e[i + j] = v;                                            \
+      lane[j] += v;                                                           \
+    }                                                                         \
+    return lanes_tree(lane);                                                  \
   }
-  return lanes_tree(lane);
+EXP_SUM(exp_sum4, REDUX_HOT, v4d, 4, redux_exp4, splat)
+#ifdef REDUX_EIGHT_LANES
+EXP_SUM(exp_sum8, REDUX_AVX512, v8d, 8, redux_exp8, splat8)
+#endif
+
+static double exp_sum(const double *d, double *e, int64_t n, double shift) {
+#ifdef REDUX_EIGHT_LANES
+  if (redux_cpu_eight_lanes()) return exp_sum8(d, e, n, shift);
+#endif
+  return exp_sum4(d, e, n, shift);
 }
 
 /* y[i] = d[i] / by (divide) or (d[i] - shift) - by, rounded once to t. */
@@ -165,16 +181,31 @@ redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t
 }
 
 /* dx = y * (g - s) (softmax) or g - exp(y) * s (log_softmax), into g. */
-static REDUX_HOT void backward_values(double *g, const double *y, int64_t n, double s, int log_form) {
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    v4d gv, yv;
-    memcpy(&gv, g + i, sizeof gv);
-    memcpy(&yv, y + i, sizeof yv);
-    gv = log_form ? gv - redux_exp4(yv) * splat(s) : yv * (gv - splat(s));
-    memcpy(g + i, &gv, sizeof gv);
+#define BACKWARD_VALUES(NAME, ATTR, V, W, EXP, SPLAT)                                       \
+  static ATTR void NAME(double *g, const double *y, int64_t n, double s, int log_form) {   \
+    int64_t i = 0;                                                                          \
+    for (; i + W <= n; i += W) {                                                            \
+      V gv, yv;                                                                             \
+      memcpy(&gv, g + i, sizeof gv);                                                        \
+      memcpy(&yv, y + i, sizeof yv);                                                        \
+      gv = log_form ? gv - EXP(yv) * SPLAT(s) : yv * (gv - SPLAT(s));                       \
+      memcpy(g + i, &gv, sizeof gv);                                                        \
+    }                                                                                       \
+    for (; i < n; ++i) g[i] = log_form ? g[i] - redux_exp(y[i]) * s : y[i] * (g[i] - s);    \
   }
-  for (; i < n; ++i) g[i] = log_form ? g[i] - redux_exp(y[i]) * s : y[i] * (g[i] - s);
+BACKWARD_VALUES(backward_values4, REDUX_HOT, v4d, 4, redux_exp4, splat)
+#ifdef REDUX_EIGHT_LANES
+BACKWARD_VALUES(backward_values8, REDUX_AVX512, v8d, 8, redux_exp8, splat8)
+#endif
+
+static void backward_values(double *g, const double *y, int64_t n, double s, int log_form) {
+#ifdef REDUX_EIGHT_LANES
+  if (redux_cpu_eight_lanes()) {
+    backward_values8(g, y, n, s, log_form);
+    return;
+  }
+#endif
+  backward_values4(g, y, n, s, log_form);
 }
 
 redux_status redux_cpu_exp_rows_backward(redux_exp_op op, const void *g, const void *y, void *dx, int64_t row_begin,

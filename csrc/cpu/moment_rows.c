@@ -22,22 +22,35 @@ static REDUX_HOT void deviations(double *d, int64_t n, double m) {
 
 /* The sum of x[i]^2 over a float32 row, read directly: the lanes, products
  * and tree of lanes_sum(d, d, n) on its fp64 copy, so the same bits,
- * without the copy. */
-static REDUX_HOT double f32_squares_sum(const float *x, int64_t n) {
-  typedef float v4f __attribute__((vector_size(16)));
-  v4d acc[XLANES / 4] = {{0}};
-  int64_t i = 0;
-  for (; i + XLANES <= n; i += XLANES)
-    for (int k = 0; k < XLANES / 4; ++k) {
-      v4f f;
-      memcpy(&f, x + i + 4 * k, sizeof f);
-      const v4d u = __builtin_convertvector(f, v4d);
-      acc[k] += u * u;
-    }
-  double lane[XLANES];
-  memcpy(lane, acc, sizeof lane);
-  for (int j = 0; i + j < n; ++j) lane[j] += (double)x[i + j] * (double)x[i + j];
-  return lanes_tree(lane);
+ * without the copy. W: lanes a vector; VF: W floats. */
+#define F32_SQUARES_SUM(NAME, ATTR, V, VF, W)                                     \
+  static ATTR double NAME(const float *x, int64_t n) {                          \
+    V acc[XLANES / W] = {{0}};                                                  \
+    int64_t i = 0;                                                              \
+    for (; i + XLANES <= n; i += XLANES)                                        \
+      for (int k = 0; k < XLANES / W; ++k) {                                    \
+        VF f;                                                                   \
+        memcpy(&f, x + i + W * k, sizeof f);                                    \
+        const V u = __builtin_convertvector(f, V);                              \
+        acc[k] += u * u;                                                        \
+      }                                                                         \
+    double lane[XLANES];                                                        \
+    memcpy(lane, acc, sizeof lane);                                             \
+    for (int j = 0; i + j < n; ++j) lane[j] += (double)x[i + j] * (double)x[i + j]; \
+    return lanes_tree(lane);                                                    \
+  }
+typedef float v4f __attribute__((vector_size(16)));
+F32_SQUARES_SUM(f32_squares_sum4, REDUX_HOT, v4d, v4f, 4)
+#ifdef REDUX_EIGHT_LANES
+typedef float v8f __attribute__((vector_size(32)));
+F32_SQUARES_SUM(f32_squares_sum8, REDUX_AVX512, v8d, v8f, 8)
+#endif
+
+static double f32_squares_sum(const float *x, int64_t n) {
+#ifdef REDUX_EIGHT_LANES
+  if (redux_cpu_eight_lanes()) return f32_squares_sum8(x, n);
+#endif
+  return f32_squares_sum4(x, n);
 }
 
 static void store_one(void *y, int64_t row, redux_dtype t, double v) {

@@ -1,0 +1,89 @@
+/* The CPU row kernels' forms give the same bits: built twice by
+ * tests/test_reliability.py, as the extension is (the AVX2 clones, and the
+ * eight-lane forms where the CPU has AVX-512F) and with
+ * -DREDUX_CPU_NO_CLONES (baseline code, four lanes), the first run twice
+ * (REDUX_CPU_EIGHT_LANES unset and "0"), and the outputs compared line by
+ * line. Rows of float32, float16 and bfloat16 with an offset, lengths
+ * around the 16-lane edges and long ones; softmax, log_softmax, logsumexp
+ * and their backward, the moments (centered or not, fp64 or rounded
+ * results). The first line says how many lanes the forms use. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redux/redux.h"
+#include "rows.h"
+
+static uint64_t rng_state = 0x13198a2e03707344ull;
+static uint64_t next_bits(void) { /* xorshift64* */
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return rng_state * 2685821657736338717ull;
+}
+
+/* A value of random sign and mantissa in +-8, plus 1.5. */
+static double sample(void) {
+  const uint64_t b = next_bits();
+  return ((double)(b >> 11) / 9007199254740992.0 - 0.5) * 16.0 + 1.5;
+}
+
+static void fill(void *x, int64_t count, redux_dtype t) {
+  for (int64_t i = 0; i < count; ++i) {
+    const double v = sample();
+    if (t == REDUX_F32) ((float *)x)[i] = (float)v;
+    else if (t == REDUX_F16) ((uint16_t *)x)[i] = double_to_f16(v);
+    else ((uint16_t *)x)[i] = double_to_bf16(v);
+  }
+}
+
+static void print_bits(const char *what, int64_t n, const void *y, int64_t bytes) {
+  printf("%s n=%lld:", what, (long long)n);
+  const unsigned char *p = (const unsigned char *)y;
+  uint64_t h = 1469598103934665603ull; /* FNV-1a of the output bytes */
+  for (int64_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  printf(" %016llx\n", (unsigned long long)h);
+}
+
+int main(void) {
+#ifdef REDUX_EIGHT_LANES
+  printf("lanes %d\n", redux_cpu_eight_lanes() ? 8 : 4);
+#else
+  printf("lanes 4\n");
+#endif
+  const int64_t lengths[] = {1, 3, 15, 16, 17, 31, 33, 100, 1000, 4099, 65536};
+  const redux_dtype types[] = {REDUX_F32, REDUX_F16, REDUX_BF16};
+  const int64_t rows = 3;
+  for (size_t k = 0; k < sizeof lengths / sizeof *lengths; ++k) {
+    const int64_t n = lengths[k];
+    for (int ti = 0; ti < 3; ++ti) {
+      const redux_dtype t = types[ti];
+      const int64_t es = t == REDUX_F32 ? 4 : 2;
+      void *x = malloc((size_t)(rows * n * es)), *g = malloc((size_t)(rows * n * es));
+      void *y = malloc((size_t)(rows * n * es)), *dx = malloc((size_t)(rows * n * es));
+      double m2[3], mean[3];
+      fill(x, rows * n, t);
+      fill(g, rows * n, t);
+      char what[64];
+      for (int op = REDUX_EXP_SOFTMAX; op <= REDUX_EXP_LOGSUMEXP; ++op) {
+        if (redux_cpu_exp_rows((redux_exp_op)op, x, y, 0, rows, n, t) != REDUX_OK) return 1;
+        snprintf(what, sizeof what, "exp op %d dtype %d", op, (int)t);
+        print_bits(what, n, y, op == REDUX_EXP_LOGSUMEXP ? rows * es : rows * n * es);
+        if (op == REDUX_EXP_LOGSUMEXP) continue;
+        if (redux_cpu_exp_rows_backward((redux_exp_op)op, g, y, dx, 0, rows, n, t) != REDUX_OK) return 1;
+        snprintf(what, sizeof what, "exp backward op %d dtype %d", op, (int)t);
+        print_bits(what, n, dx, rows * n * es);
+      }
+      for (int centered = 0; centered < 2; ++centered) {
+        if (redux_cpu_moment_rows(x, m2, centered ? mean : NULL, 0, rows, n, t, REDUX_F64, (double)n, centered,
+                                  0) != REDUX_OK)
+          return 1;
+        snprintf(what, sizeof what, "moments centered %d dtype %d", centered, (int)t);
+        print_bits(what, n, m2, sizeof m2);
+        if (centered) print_bits("means", n, mean, sizeof mean);
+      }
+      free(x), free(g), free(y), free(dx);
+    }
+  }
+  return 0;
+}
