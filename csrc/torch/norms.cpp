@@ -44,22 +44,23 @@ at::Tensor root_at_zero(const at::Tensor &sum, double exponent) {
 // fp64, a row's piece sums added by redux::sum in fp64, the root, one
 // rounding. A row's bits depend on its values and n alone. No gradient is
 // recorded here, so a plain root gives root_at_zero's values.
-at::Tensor long_rows_norm2(const at::Tensor &x, const std::vector<int64_t> &reduced, bool keepdim,
-                           at::ScalarType out) {
-  using SumSquaresRows = at::Tensor(const at::Tensor &, double, bool, std::optional<at::ScalarType>);
+using SumSquaresRows = at::Tensor(const at::Tensor &, double, bool, std::optional<at::ScalarType>);
+
+const c10::TypedOperatorHandle<SumSquaresRows> &sum_squares_rows_op() {
   static const auto handle =
       c10::Dispatcher::singleton().findSchemaOrThrow("redux::_sum_squares_rows", "").typed<SumSquaresRows>();
-  const at::Tensor rows = as_rows(x, reduced);
-  const int64_t n = rows.sym_size(-1).guard_int(__FILE__, __LINE__);  // the pieces are a function of n
-  const int64_t piece = long_row_piece(n), whole = n / piece * piece;
-  const at::Tensor flat = rows.reshape({-1, n});
-  std::vector<at::Tensor> sums{
-      handle.call(flat.narrow(1, 0, whole).reshape({-1, piece}), 1.0, false, at::kDouble).reshape({-1, n / piece})};
-  if (whole < n) sums.push_back(handle.call(flat.narrow(1, whole, n - whole), 1.0, false, at::kDouble).unsqueeze(1));
+  return handle;
+}
+
+at::Tensor long_rows_norm2(const at::Tensor &x, const std::vector<int64_t> &reduced, bool keepdim,
+                           at::ScalarType out) {
+  const LongRowPieces p = long_row_pieces(x, reduced);
+  std::vector<at::Tensor> sums{sum_squares_rows_op().call(p.whole, 1.0, false, at::kDouble).reshape({-1, p.per_row})};
+  if (p.tail.defined()) sums.push_back(sum_squares_rows_op().call(p.tail, 1.0, false, at::kDouble).unsqueeze(1));
   const std::vector<int64_t> over_pieces{1};
   const at::Tensor total = sum_op().call(sums.size() == 1 ? sums[0] : at::cat(sums, 1), over_pieces, false,
                                          std::nullopt);
-  return reduced_shape(total.sqrt().to(out).view_symint(rows.sym_sizes().slice(0, rows.dim() - 1)), reduced,
+  return reduced_shape(total.sqrt().to(out).view_symint(p.rows.sym_sizes().slice(0, p.rows.dim() - 1)), reduced,
                        keepdim);
 }
 
@@ -108,10 +109,7 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
     return (p > 0 ? at::amax(magnitude, reduced, keepdim) : at::amin(magnitude, reduced, keepdim)).to(out);
   }
   if (p == 2 && !x.is_complex() && takes_row_kernel(x, reduced)) {
-    using SumSquaresRows = at::Tensor(const at::Tensor &, double, bool, std::optional<at::ScalarType>);
-    static const auto handle =
-        c10::Dispatcher::singleton().findSchemaOrThrow("redux::_sum_squares_rows", "").typed<SumSquaresRows>();
-    return reduced_shape(handle.call(as_rows(x, reduced), 1.0, true, std::nullopt), reduced, keepdim);
+    return reduced_shape(sum_squares_rows_op().call(as_rows(x, reduced), 1.0, true, std::nullopt), reduced, keepdim);
   }
   if (p == 2 && !x.is_complex() && takes_long_rows(x, reduced)) return long_rows_norm2(x, reduced, keepdim, out);
   const at::ScalarType wide = mean_sum_dtype(out);

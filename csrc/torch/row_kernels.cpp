@@ -53,6 +53,19 @@ int64_t long_row_piece(int64_t n) {
   return piece;
 }
 
+LongRowPieces long_row_pieces(const at::Tensor &x, const std::vector<int64_t> &reduced) {
+  LongRowPieces p;
+  p.rows = as_rows(x, reduced);
+  p.n = p.rows.sym_size(-1).guard_int(__FILE__, __LINE__);  // the pieces are a function of n
+  p.piece = long_row_piece(p.n);
+  p.per_row = p.n / p.piece;
+  const int64_t whole = p.per_row * p.piece;
+  const at::Tensor flat = p.rows.reshape({-1, p.n});
+  p.whole = flat.narrow(1, 0, whole).reshape({-1, p.piece});
+  if (whole < p.n) p.tail = flat.narrow(1, whole, p.n - whole);
+  return p;
+}
+
 at::Tensor as_rows(const at::Tensor &x, const std::vector<int64_t> &reduced) {
   return reduced.size() == 1 ? x : x.flatten(x.dim() - (int64_t)reduced.size());
 }

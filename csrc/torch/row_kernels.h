@@ -40,6 +40,16 @@ bool takes_long_rows(const at::Tensor &x, const std::vector<int64_t> &reduced);
 // pieces to fill a GPU), a power of two in [4096, kRowKernelMaxN].
 int64_t long_row_piece(int64_t n);
 
+// The pieces of x's long rows (takes_long_rows): rows, x as [..., n];
+// whole, the full pieces as [rows * per_row, piece]; tail, the shorter last
+// piece of each row as [rows, n - per_row * piece], undefined where piece
+// divides n.
+struct LongRowPieces {
+  at::Tensor rows, whole, tail;
+  int64_t n, piece, per_row;
+};
+LongRowPieces long_row_pieces(const at::Tensor &x, const std::vector<int64_t> &reduced);
+
 // x as the [..., n] rows a row kernel reads: its reduced (trailing) dims
 // flattened into one.
 at::Tensor as_rows(const at::Tensor &x, const std::vector<int64_t> &reduced);

@@ -43,28 +43,25 @@ const c10::TypedOperatorHandle<MomentRowsFn> &moment_rows_op() {
 // and n alone.
 std::tuple<at::Tensor, at::Tensor> long_rows_var_mean(const at::Tensor &self, const std::vector<int64_t> &reduced,
                                                       double divisor, bool keepdim, bool want_sqrt) {
-  const at::Tensor rows = as_rows(self, reduced);
-  const int64_t n = rows.sym_size(-1).guard_int(__FILE__, __LINE__);  // the pieces are a function of n
-  const int64_t piece = long_row_piece(n), whole = n / piece * piece;
-  const at::Tensor flat = rows.reshape({-1, n});
-  auto [m2, means] = moment_rows_op().call(flat.narrow(1, 0, whole).reshape({-1, piece}), 1.0, false, at::kDouble);
-  m2 = m2.reshape({-1, n / piece});
-  means = means.reshape({-1, n / piece});
+  const LongRowPieces p = long_row_pieces(self, reduced);
+  auto [m2, means] = moment_rows_op().call(p.whole, 1.0, false, at::kDouble);
+  m2 = m2.reshape({-1, p.per_row});
+  means = means.reshape({-1, p.per_row});
   const auto wide = self.options().dtype(at::kDouble);
-  at::Tensor lengths = at::full({n / piece}, (double)piece, wide);
-  if (whole < n) {
-    const auto [tail_m2, tail_mean] = moment_rows_op().call(flat.narrow(1, whole, n - whole), 1.0, false, at::kDouble);
+  at::Tensor lengths = at::full({p.per_row}, (double)p.piece, wide);
+  if (p.tail.defined()) {
+    const auto [tail_m2, tail_mean] = moment_rows_op().call(p.tail, 1.0, false, at::kDouble);
     m2 = at::cat({m2, tail_m2.unsqueeze(1)}, 1);
     means = at::cat({means, tail_mean.unsqueeze(1)}, 1);
-    lengths = at::cat({lengths, at::full({1}, (double)(n - whole), wide)});
+    lengths = at::cat({lengths, at::full({1}, (double)(p.n - p.per_row * p.piece), wide)});
   }
   const std::vector<int64_t> over_pieces{1};
-  const at::Tensor mean = sum_op().call(means.mul(lengths), over_pieces, true, std::nullopt).div((double)n);
+  const at::Tensor mean = sum_op().call(means.mul(lengths), over_pieces, true, std::nullopt).div((double)p.n);
   const at::Tensor deviation = means.sub(mean);
   at::Tensor var = sum_op().call(m2.add(lengths.mul(deviation).mul(deviation)), over_pieces, false, std::nullopt)
                        .div(divisor);
   if (want_sqrt) var = var.sqrt();
-  const auto leading = rows.sym_sizes().slice(0, rows.dim() - 1);
+  const auto leading = p.rows.sym_sizes().slice(0, p.rows.dim() - 1);
   const at::ScalarType out = self.scalar_type();
   return {reduced_shape(var.to(out).view_symint(leading), reduced, keepdim),
           reduced_shape(mean.to(out).view_symint(leading), reduced, keepdim)};

@@ -9,13 +9,11 @@
 #include <string.h>
 
 #include "redux/redux.h"
+#include "xorshift.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static double next_uniform(void) { /* xorshift64*, in [0, 1) */
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return (double)((rng_state * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0);
+static double next_uniform(void) { /* in [0, 1) */
+  return (double)(xorshift64star(&rng_state) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 static int elem_size(redux_dtype t) { return (t == REDUX_F64 || t == REDUX_I64) ? 8 : (t == REDUX_F32 ? 4 : 2); }

@@ -12,14 +12,10 @@
 #include <string.h>
 
 #include "redux/redux.h"
+#include "xorshift.h"
 
 static uint64_t rng_state = 0x243f6a8885a308d3ull;
-static uint64_t next_bits(void) { /* xorshift64* */
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 2685821657736338717ull;
-}
+static uint64_t next_bits(void) { return xorshift64star(&rng_state); }
 
 /* A float of random sign and mantissa at 2^-20 .. 2^20, plus an offset:
  * adding these rounds at nearly every step. */

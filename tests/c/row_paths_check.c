@@ -12,15 +12,11 @@
 #include <string.h>
 
 #include "redux/redux.h"
+#include "xorshift.h"
 #include "rows.h"
 
 static uint64_t rng_state = 0x13198a2e03707344ull;
-static uint64_t next_bits(void) { /* xorshift64* */
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 2685821657736338717ull;
-}
+static uint64_t next_bits(void) { return xorshift64star(&rng_state); }
 
 /* A value of random sign and mantissa in +-8, plus 1.5. */
 static double sample(void) {
