@@ -3,7 +3,7 @@
     python bench/ops.py [--device cuda|cpu] [--threads N] [--reps 30] [--out FILE]
 
 For each op (sum, mean, var, std, var_mean, logsumexp, softmax,
-log_softmax, vector_norm with ord 2 and inf) and each float32 shape, rows
+log_softmax, vector_norm with ord 2 and inf, amax, amin) and each float32 shape, rows
 (the last dim reduced, as a model's norms and softmaxes do) and columns
 (dim 0, as a bias gradient does) of widths 1024 and 8192, and one full
 sum of the competition's ranked size: the median time per call of
@@ -44,6 +44,8 @@ OPS = {  # name: (torch's call, redux's call, writes as much as it reads)
                False),
     "norm inf": (lambda x, d: torch.linalg.vector_norm(x, float("inf"), d),
                  lambda x, d: torch.ops.redux.vector_norm(x, float("inf"), d), False),
+    "amax": (lambda x, d: torch.amax(x, d), lambda x, d: torch.ops.redux.amax(x, d), False),
+    "amin": (lambda x, d: torch.amin(x, d), lambda x, d: torch.ops.redux.amin(x, d), False),
 }
 
 

@@ -53,7 +53,7 @@ distributed._register_dtensor_rules_when_loaded()
 batching.register()
 
 __all__ = ["__version__", "sum", "mean", "var", "std", "var_mean", "logsumexp", "softmax", "log_softmax",
-           "vector_norm", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
+           "vector_norm", "amax", "amin", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
            "has_cuda_kernels"]
 
 
@@ -194,6 +194,20 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     and other p; +-inf: the exact max / min), one rounding. Differentiable
     (a zero norm has a zero gradient, as torch's)."""
     return torch.ops.redux.vector_norm(input, ord, [dim] if isinstance(dim, int) else dim, keepdim, dtype=dtype)
+
+
+def amax(input, dim=(), keepdim=False):
+    """torch.amax with redux's guarantees (torch.ops.redux.amax): the exact
+    maximum, with bits that depend on the values alone (-0 below +0, any NaN
+    the canonical NaN). Differentiable as torch's: the gradient shared
+    evenly by the elements equal to the maximum."""
+    return torch.ops.redux.amax(input, [dim] if isinstance(dim, int) else dim, keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    """torch.amin with redux's guarantees (torch.ops.redux.amin): the exact
+    minimum, as redux.amax."""
+    return torch.ops.redux.amin(input, [dim] if isinstance(dim, int) else dim, keepdim)
 
 
 def has_cuda_kernels():

@@ -1,4 +1,4 @@
-"""vmap batching rules for redux::sum and redux::mean.
+"""vmap batching rules for redux::sum, redux::mean, redux::amax and redux::amin.
 
 Without a rule torch.vmap runs the op once per sample (torch's slow
 fallback, with a warning). The rule moves the batch dim to the front and
@@ -11,6 +11,7 @@ as for any batch, their chunking on CUDA may follow the batched shape.
 import torch
 
 _OPS = {"redux::sum": "redux.sum", "redux::mean": "redux.mean"}
+_EXTREMES = {"redux::amax": "redux.amax", "redux::amin": "redux.amin"}
 
 
 def sample_dims(name, dim, rank):
@@ -40,7 +41,24 @@ def _rule(op, name):
     return batched
 
 
+def _extreme_rule(op, name):
+    """amax / amin: exact, so any sample's extreme has its bits in the batch."""
+    def batched(info, in_dims, input, dim=(), keepdim=False):
+        if in_dims[0] is None:
+            return op(input, dim, keepdim), None
+        x = input.movedim(in_dims[0], 0)
+        rank = x.dim() - 1
+        dims = [d + 1 for d in sample_dims(name, dim, rank)]
+        if rank == 0:
+            x, keepdim = x.unsqueeze(1), False
+        return op(x, dims, keepdim), 0
+    return batched
+
+
 def register():
     for qualname, name in _OPS.items():
         op = getattr(torch.ops.redux, qualname.split("::")[1]).default
         torch.library.register_vmap(qualname, _rule(op, name))
+    for qualname, name in _EXTREMES.items():
+        op = getattr(torch.ops.redux, qualname.split("::")[1]).default
+        torch.library.register_vmap(qualname, _extreme_rule(op, name))

@@ -1,6 +1,6 @@
 """PyTorch's own OpInfo samples (torch.testing._internal's op database) for
-torch.sum, mean, var, std, var_mean, logsumexp, softmax, log_softmax and
-linalg.vector_norm,
+torch.sum, mean, var, std, var_mean, logsumexp, softmax, log_softmax,
+linalg.vector_norm, amax and amin,
 each run through redux's op and compared with torch's answer: values,
 dtype, shape.
 The database imports expecttest (a test dependency: pyproject's `test`
@@ -19,7 +19,8 @@ from torch.testing._internal.common_methods_invocations import op_db  # noqa: E4
 VARIANCES = ("var", "std", "var_mean")
 TAKE_COMPLEX = VARIANCES + ("linalg.vector_norm",)
 OPS = [op for op in op_db
-       if op.name in ("sum", "mean", "logsumexp", "softmax", "log_softmax", "linalg.vector_norm") + VARIANCES]
+       if op.name in ("sum", "mean", "logsumexp", "softmax", "log_softmax", "linalg.vector_norm", "amax", "amin")
+       + VARIANCES]
 
 
 def redux_call(op, sample):
@@ -81,3 +82,31 @@ def test_opinfo_samples_give_torchs_answers(device, op):
             check(op, sample, got, want, dtype)
             samples += 1
     assert samples > 0
+
+
+EXTREMES = [op for op in OPS if op.name in ("amax", "amin")]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", EXTREMES, ids=lambda op: op.name)
+def test_opinfo_samples_give_torchs_gradients_for_the_extremes(device, op):
+    """amax / amin on the float64 samples: the gradient of every sample is
+    torch's, bit for bit (the same formula on the same exact maximum), and
+    gradcheck passes where no two elements tie (ties make the maximum not
+    differentiable; torch's formula shares the gradient there)."""
+    torch.manual_seed(0)
+    checked = 0
+    for sample in op.sample_inputs(device, torch.float64, requires_grad=True):
+        x = sample.input
+        mine, theirs = x.detach().clone().requires_grad_(), x.detach().clone().requires_grad_()
+        got = redux_call(op, type(sample)(mine, args=sample.args, kwargs=sample.kwargs))
+        want = op(theirs, *sample.args, **sample.kwargs)
+        g = torch.randn_like(want)
+        got.backward(g)
+        want.backward(g)
+        assert torch.equal(mine.grad, theirs.grad), f"{op.name} {sample}"
+        if x.numel() > 0 and x.detach().unique().numel() == x.numel():
+            assert torch.autograd.gradcheck(
+                lambda t: redux_call(op, type(sample)(t, args=sample.args, kwargs=sample.kwargs)), (x,))
+        checked += 1
+    assert checked > 0

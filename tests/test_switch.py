@@ -13,7 +13,8 @@ from conftest import DEVICES, cuda, ops_called, random_tensor
 from redux._dtypes import MEAN_SUM_DTYPE
 
 # the redux ops a routed reduction runs: the sums and the row kernels
-REDUX_REDUCTIONS = {"redux::sum", "redux::mean", "redux::_exp_rows", "redux::_moment_rows", "redux::_sum_squares_rows"}
+REDUX_REDUCTIONS = {"redux::sum", "redux::mean", "redux::_exp_rows", "redux::_moment_rows", "redux::_sum_squares_rows",
+                    "redux::amax", "redux::amin"}
 
 
 
@@ -216,7 +217,8 @@ def test_compiled_code_routes_what_eager_routes(device):
         "cross_entropy": (lambda t: F.cross_entropy(t, labels), True),
         "var": (lambda t: t.var(-1), True),
         "vector_norm": (lambda t: torch.linalg.vector_norm(t, 2, -1), True),
-        "amax": (lambda t: t.amax(-1), False),
+        "amax": (lambda t: t.amax(-1), True),
+        "amin": (lambda t: t.amin(0), True),
         "layer_norm": (lambda t: F.layer_norm(t, [64], y[0], y[1]), True),
         "rms_norm": (lambda t: F.rms_norm(t, [8, 64]), True),
         "logsumexp": (lambda t: t.logsumexp(-1), True),
@@ -624,3 +626,22 @@ def test_routed_ops_give_torchs_outcome_for_every_dtype(device):
             assert got[0] == "ok", f"{what}: torch answers, the switch raises {got[1].__name__}: {got[2]}"
             assert got[1:3] == want[1:3], (what, got[1:3], want[1:3])
             assert torch.allclose(got[3], want[3], rtol=2e-2, atol=2e-2, equal_nan=True), what
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_amax_and_amin_run_on_redux_with_torchs_answers(device):
+    x = random_tensor((6, 40, 3), torch.float32, device, seed=21)
+    i = torch.randint(-9, 9, (5, 7), dtype=torch.int32, device=device)
+    want = [x.amax(1), x.amin((0, 2), keepdim=True), torch.amax(i, 0), i.amin(), x.max(1).values]
+    with redux.enabled():
+        calls = [lambda: x.amax(1), lambda: x.amin((0, 2), keepdim=True), lambda: torch.amax(i, 0),
+                 lambda: i.amin(), lambda: x.max(1).values]
+        for call, expected in zip(calls[:4], want):
+            assert {"redux::amax", "redux::amin"} & ops_called(call)
+            got = call()
+            assert torch.equal(got, expected) and got.dtype == expected.dtype
+        assert torch.equal(calls[4](), want[4])  # max(dim) gives indices too: torch's
+        with pytest.raises(NotImplementedError):  # as torch's CPU kernel refuses it
+            torch.ones(3, dtype=torch.complex64, device=device).amax()
+        with pytest.raises(IndexError):
+            x.amax(3)

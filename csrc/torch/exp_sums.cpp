@@ -3,8 +3,8 @@
 // or bfloat16 tensor, rows of up to kRowKernelMaxN elements (row_kernels.h),
 // where no gradient is being recorded: one kernel, redux::_exp_rows (fp64
 // inside).
-// Otherwise the composite: the shift is torch's amax (a maximum is exact,
-// so its bits are the values'), detached: the functions do not depend on
+// Otherwise the composite: the shift is redux::amax (exact, its bits the
+// values'), detached: the functions do not depend on
 // it, so neither do their gradients. exp(x - max) is formed in the mean's
 // wide dtype (fp64 for float32/float64, fp32 for float16 and bfloat16) and
 // summed by redux::sum in that dtype; one rounding to the result dtype.
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "exp_rows.h"
+#include "extremes.h"
 #include "plan.h"
 
 namespace redux_shim {
@@ -33,7 +34,7 @@ void check_floating(const char *op, at::ScalarType t, const char *what) {
 
 // The per-slice maximum over `dims`, kept as size-1 dims, detached, in the wide dtype.
 at::Tensor shift(const at::Tensor &x, at::IntArrayRef dims, at::ScalarType wide) {
-  return at::amax(x.detach(), dims, true).to(wide);
+  return extreme_op(REDUX_MAX).call(x.detach(), dims, true).to(wide);
 }
 
 at::Tensor exp_rows(const at::Tensor &x, redux_exp_op op) {

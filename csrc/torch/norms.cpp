@@ -2,7 +2,7 @@
 // redux::sum. |x| is formed in the mean's wide dtype (fp64 for float32 and
 // float64 and their complex forms, fp32 for float16 and bfloat16); ord 1:
 // sum |x|; 2: sqrt(sum |x|^2); 0: the count of nonzeros; +-inf: max / min
-// |x| (exact in any order: torch's amax / amin); other p: (sum |x|^p)^(1/p).
+// |x| (exact in any order: redux::amax / amin); other p: (sum |x|^p)^(1/p).
 // One rounding to the result dtype. ord 2 over trailing dims of float32 /
 // float16 / bfloat16 rows of up to kRowKernelMaxN where no gradient is
 // recorded: one kernel, redux::_sum_squares_rows (fp64 sums); longer rows
@@ -16,6 +16,7 @@
 #include <cmath>
 #include <vector>
 
+#include "extremes.h"
 #include "plan.h"
 #include "row_kernels.h"
 
@@ -45,6 +46,11 @@ at::Tensor root_at_zero(const at::Tensor &sum, double exponent) {
 // rounding. A row's bits depend on its values and n alone. No gradient is
 // recorded here, so a plain root gives root_at_zero's values.
 using SumSquaresRows = at::Tensor(const at::Tensor &, double, bool, std::optional<at::ScalarType>);
+
+// The largest (or, `largest` false, the smallest) |x| over the reduced dims.
+at::Tensor extreme_of(const at::Tensor &magnitude, bool largest, const std::vector<int64_t> &reduced, bool keepdim) {
+  return extreme_op(largest ? REDUX_MAX : REDUX_MIN).call(magnitude, reduced, keepdim);
+}
 
 const c10::TypedOperatorHandle<SumSquaresRows> &sum_squares_rows_op() {
   static const auto handle =
@@ -106,7 +112,7 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
   }
   if (std::isinf(p) && !x.is_complex()) {  // |x| and its extremes are exact in x's own dtype: no wide copy
     const at::Tensor magnitude = x.abs();
-    return (p > 0 ? at::amax(magnitude, reduced, keepdim) : at::amin(magnitude, reduced, keepdim)).to(out);
+    return extreme_of(magnitude, p > 0, reduced, keepdim).to(out);
   }
   if (p == 2 && !x.is_complex() && takes_row_kernel(x, reduced)) {
     return reduced_shape(sum_squares_rows_op().call(as_rows(x, reduced), 1.0, true, std::nullopt), reduced, keepdim);
@@ -116,7 +122,7 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
   const at::Tensor magnitude = (x.is_complex() ? x.to(at::toComplexType(wide)) : x.to(wide)).abs();
   at::Tensor norm;
   if (std::isinf(p)) {
-    norm = p > 0 ? at::amax(magnitude, reduced, keepdim) : at::amin(magnitude, reduced, keepdim);
+    norm = extreme_of(magnitude, p > 0, reduced, keepdim);
   } else if (p == 0) {
     norm = sum_op().call(magnitude.ne(0).to(wide), dim, keepdim, std::nullopt);
   } else if (p == 1) {

@@ -161,6 +161,11 @@ static void define(torch::Library &m, const std::string &schema, const std::vect
 // The ops on redux's sums with torch's signatures beside sum and mean, and
 // the one-kernel exponential sums of rows they call.
 static void define_composites(torch::Library &m) {
+  // torch.amax's and torch.amin's signatures and semantics, on the extreme
+  // kernels (extremes*.cpp).
+  for (const char *name : {"amax", "amin"})
+    define(m, std::string(name) + "(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+           {at::Tag::pt2_compliant_tag});
   // torch.var's, torch.std's and torch.var_mean's signatures and semantics,
   // two passes on redux::sum (var.cpp).
   for (const char *name : {"var", "std"})

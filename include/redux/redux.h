@@ -325,6 +325,33 @@ redux_status redux_cuda_moment_rows(const void *x, void *m2, void *mean, int64_t
 redux_status redux_cuda_sum_squares_each(const void *const *x, const int64_t *n, void *const *m2, int64_t count,
                                          redux_dtype t, double divisor, int root, void *stream);
 
+/* ---- Extremes (csrc/cpu/extremes.c, csrc/cuda/extremes.cu) ---------------
+ * The maximum or the minimum of [outer, n, inner] along n (n > 0), in and
+ * out of one dtype t: float32, float64, float16, bfloat16 or int64. Exact,
+ * so every tree gives the same value; the bits are order-free too (-0 is
+ * below +0, any NaN gives the canonical quiet NaN: redux/extremes.h), so they
+ * depend on the values alone. */
+typedef enum redux_extreme {
+  REDUX_MAX = 0,
+  REDUX_MIN = 1
+} redux_extreme;
+/* The extremes of segments of n: segs = ceil(n / seg_len) per slice, and
+ * y is [outer, segs, inner] (the result when segs is 1; else the same call
+ * over y as a [outer, segs, inner] problem finishes). Item k of
+ * outer * segs * blocks is slice k / (segs * blocks), segment (k / blocks)
+ * % segs, columns block k % blocks of REDUX_CPU_COL_BLOCK columns (blocks =
+ * ceil(inner / REDUX_CPU_COL_BLOCK)); the shim fans ranges of items out over
+ * threads. */
+redux_status redux_cpu_extreme(redux_extreme op, const void *x, void *y, redux_shape shape, int64_t seg_len,
+                               int64_t item_begin, int64_t item_end, redux_dtype t);
+/* Device workspace (bytes, a multiple of 16) a CUDA call needs: 0 when one
+ * pass does it, else the segments' extremes. */
+size_t redux_cuda_extreme_workspace_bytes(redux_shape shape, redux_dtype t);
+/* The whole reduction on `stream` (a cudaStream_t); grid > 0 forces the
+ * blocks of each launch (the bits never depend on it). */
+redux_status redux_cuda_extreme(redux_extreme op, const void *x, void *y, void *workspace, size_t workspace_bytes,
+                                redux_shape shape, redux_dtype t, int grid, void *stream);
+
 /* ---- The reduction ladder (csrc/cuda/ladder.cu) --------------------------
  * Teaching/scoring rungs of the classic reduction ladder, 1-D float32 in,
  * one float32 out. Every rung accumulates in fp64 (float accumulators fail

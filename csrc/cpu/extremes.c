@@ -1,0 +1,115 @@
+/* Maxima and minima on the CPU (redux.h, redux_cpu_extreme), C11.
+ *
+ * Every comparison is between integer keys (redux/extremes.h): the loops
+ * are plain integer maxima or minima the compiler vectorizes, and the bits
+ * depend on the values alone. A row segment runs in KLANES independent
+ * lanes, then the lanes are combined; a columns block keeps a key per
+ * column and walks its rows in order.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "redux/extremes.h"
+#include "redux/redux.h"
+
+#define KLANES 16
+
+#define PICK_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define PICK_MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* FN(x, y, shape, seg_len, segs, blocks, k0, k1) for one dtype and op:
+ * BITS the stored element, KEY its key type, KEYOF(b) and UNKEY(k) the
+ * key and its bits, IDENT the key no element beats, PICK the choice. */
+#define DEFINE_EXTREME(FN, BITS, KEY, KEYOF, UNKEY, IDENT, PICK)                                    \
+  static void FN(const BITS *x, BITS *y, redux_shape s, int64_t seg_len, int64_t segs, int64_t blocks, \
+                 int64_t k0, int64_t k1) {                                                          \
+    for (int64_t k = k0; k < k1; ++k) {                                                             \
+      const int64_t o = k / (segs * blocks), seg = (k / blocks) % segs, b = k % blocks;             \
+      const int64_t r0 = seg * seg_len, r1 = r0 + seg_len < s.n ? r0 + seg_len : s.n;               \
+      if (s.inner == 1) {                                                                           \
+        const BITS *p = x + o * s.n;                                                                \
+        KEY lane[KLANES];                                                                           \
+        for (int j = 0; j < KLANES; ++j) lane[j] = IDENT;                                           \
+        int64_t i = r0;                                                                             \
+        for (; i + KLANES <= r1; i += KLANES)                                                       \
+          for (int j = 0; j < KLANES; ++j) {                                                        \
+            const KEY v = KEYOF(p[i + j]);                                                          \
+            lane[j] = PICK(lane[j], v);                                                             \
+          }                                                                                         \
+        for (int j = 0; i + j < r1; ++j) {                                                          \
+          const KEY v = KEYOF(p[i + j]);                                                            \
+          lane[j] = PICK(lane[j], v);                                                               \
+        }                                                                                           \
+        KEY m = lane[0];                                                                            \
+        for (int j = 1; j < KLANES; ++j) m = PICK(m, lane[j]);                                      \
+        y[o * segs + seg] = UNKEY(m);                                                               \
+      } else {                                                                                      \
+        const int64_t c0 = b * REDUX_CPU_COL_BLOCK;                                                 \
+        const int64_t w = s.inner - c0 < REDUX_CPU_COL_BLOCK ? s.inner - c0 : REDUX_CPU_COL_BLOCK;   \
+        KEY col[REDUX_CPU_COL_BLOCK];                                                               \
+        for (int64_t c = 0; c < w; ++c) col[c] = IDENT;                                             \
+        for (int64_t i = r0; i < r1; ++i) {                                                         \
+          const BITS *p = x + (o * s.n + i) * s.inner + c0;                                         \
+          for (int64_t c = 0; c < w; ++c) {                                                         \
+            const KEY v = KEYOF(p[c]);                                                              \
+            col[c] = PICK(col[c], v);                                                               \
+          }                                                                                         \
+        }                                                                                           \
+        BITS *out = y + (o * segs + seg) * s.inner + c0;                                            \
+        for (int64_t c = 0; c < w; ++c) out[c] = UNKEY(col[c]);                                     \
+      }                                                                                             \
+    }                                                                                               \
+  }
+
+/* The keys of each dtype, for a maximum (NaN wins as the largest key) and
+ * a minimum (as the smallest). */
+#define KEY_F32_MAX(b) redux_key_f32((b), INT32_MAX)
+#define UNKEY_F32_MAX(k) redux_unkey_f32((k), INT32_MAX)
+#define KEY_F32_MIN(b) redux_key_f32((b), INT32_MIN)
+#define UNKEY_F32_MIN(k) redux_unkey_f32((k), INT32_MIN)
+#define KEY_F64_MAX(b) redux_key_f64((b), INT64_MAX)
+#define UNKEY_F64_MAX(k) redux_unkey_f64((k), INT64_MAX)
+#define KEY_F64_MIN(b) redux_key_f64((b), INT64_MIN)
+#define UNKEY_F64_MIN(k) redux_unkey_f64((k), INT64_MIN)
+#define KEY_F16_MAX(b) redux_key_f16((b), INT32_MAX)
+#define UNKEY_F16_MAX(k) redux_unkey_f16((k), INT32_MAX)
+#define KEY_F16_MIN(b) redux_key_f16((b), INT32_MIN)
+#define UNKEY_F16_MIN(k) redux_unkey_f16((k), INT32_MIN)
+#define KEY_BF16_MAX(b) redux_key_bf16((b), INT32_MAX)
+#define UNKEY_BF16_MAX(k) redux_unkey_bf16((k), INT32_MAX)
+#define KEY_BF16_MIN(b) redux_key_bf16((b), INT32_MIN)
+#define UNKEY_BF16_MIN(k) redux_unkey_bf16((k), INT32_MIN)
+#define SAME(v) (v)
+
+DEFINE_EXTREME(max_f32, uint32_t, int32_t, KEY_F32_MAX, UNKEY_F32_MAX, INT32_MIN, PICK_MAX)
+DEFINE_EXTREME(min_f32, uint32_t, int32_t, KEY_F32_MIN, UNKEY_F32_MIN, INT32_MAX, PICK_MIN)
+DEFINE_EXTREME(max_f64, uint64_t, int64_t, KEY_F64_MAX, UNKEY_F64_MAX, INT64_MIN, PICK_MAX)
+DEFINE_EXTREME(min_f64, uint64_t, int64_t, KEY_F64_MIN, UNKEY_F64_MIN, INT64_MAX, PICK_MIN)
+DEFINE_EXTREME(max_f16, uint16_t, int32_t, KEY_F16_MAX, UNKEY_F16_MAX, INT32_MIN, PICK_MAX)
+DEFINE_EXTREME(min_f16, uint16_t, int32_t, KEY_F16_MIN, UNKEY_F16_MIN, INT32_MAX, PICK_MIN)
+DEFINE_EXTREME(max_bf16, uint16_t, int32_t, KEY_BF16_MAX, UNKEY_BF16_MAX, INT32_MIN, PICK_MAX)
+DEFINE_EXTREME(min_bf16, uint16_t, int32_t, KEY_BF16_MIN, UNKEY_BF16_MIN, INT32_MAX, PICK_MIN)
+DEFINE_EXTREME(max_i64, int64_t, int64_t, SAME, SAME, INT64_MIN, PICK_MAX)
+DEFINE_EXTREME(min_i64, int64_t, int64_t, SAME, SAME, INT64_MAX, PICK_MIN)
+
+redux_status redux_cpu_extreme(redux_extreme op, const void *x, void *y, redux_shape shape, int64_t seg_len,
+                               int64_t item_begin, int64_t item_end, redux_dtype t) {
+  if (shape.outer < 0 || shape.n < 1 || shape.inner < 1 || seg_len < 1 || item_begin < 0 || item_begin > item_end)
+    return REDUX_ERR_SHAPE;
+  if (op != REDUX_MAX && op != REDUX_MIN) return REDUX_ERR_DTYPE;
+  const int64_t segs = (shape.n + seg_len - 1) / seg_len;
+  const int64_t blocks = (shape.inner + REDUX_CPU_COL_BLOCK - 1) / REDUX_CPU_COL_BLOCK;
+  if (item_end > shape.outer * segs * blocks) return REDUX_ERR_SHAPE;
+  const int max = op == REDUX_MAX;
+#define RUN(T, NAME) \
+  (max ? max_##NAME : min_##NAME)((const T *)x, (T *)y, shape, seg_len, segs, blocks, item_begin, item_end)
+  switch (t) {
+    case REDUX_F32: RUN(uint32_t, f32); return REDUX_OK;
+    case REDUX_F64: RUN(uint64_t, f64); return REDUX_OK;
+    case REDUX_F16: RUN(uint16_t, f16); return REDUX_OK;
+    case REDUX_BF16: RUN(uint16_t, bf16); return REDUX_OK;
+    case REDUX_I64: RUN(int64_t, i64); return REDUX_OK;
+  }
+#undef RUN
+  return REDUX_ERR_DTYPE;
+}

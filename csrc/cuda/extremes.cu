@@ -1,0 +1,255 @@
+/* Maxima and minima on CUDA (redux.h, redux_cuda_extreme).
+ *
+ * Every comparison is between integer keys (redux/extremes.h), so any tree
+ * gives the same bits and the plan is free to follow the GPU:
+ *   rows (inner 1)   a group of WIDTH lanes (a warp, or the block for
+ *                    segments over kWarpRowMaxBytes) per segment of a row,
+ *                    vector loads in order (lane_fold_range), the group
+ *                    combined by shuffles (and shared memory);
+ *   columns          a thread per column of a segment, its rows in order,
+ *                    the warp's columns adjacent in memory.
+ * Rows too few to fill the GPU are cut into segments: one launch writes the
+ * segments' extremes to the workspace, a second reduces them.
+ */
+#include "grid.cuh"
+#include "redux/extremes.h"
+#include "rows.cuh"
+
+namespace redux {
+namespace {
+
+/* An element's key and back (MAX: a NaN's key is the largest, else the smallest). */
+template <typename T> struct keys;
+template <> struct keys<float> {
+  using K = int32_t;
+  template <bool MAX> static __device__ __forceinline__ K of(float v) {
+    return redux_key_f32(__float_as_uint(v), MAX ? INT32_MAX : INT32_MIN);
+  }
+  template <bool MAX> static __device__ __forceinline__ float back(K k) {
+    return __uint_as_float(redux_unkey_f32(k, MAX ? INT32_MAX : INT32_MIN));
+  }
+};
+template <> struct keys<double> {
+  using K = long long;
+  template <bool MAX> static __device__ __forceinline__ K of(double v) {
+    return redux_key_f64((uint64_t)__double_as_longlong(v), MAX ? INT64_MAX : INT64_MIN);
+  }
+  template <bool MAX> static __device__ __forceinline__ double back(K k) {
+    return __longlong_as_double((long long)redux_unkey_f64(k, MAX ? INT64_MAX : INT64_MIN));
+  }
+};
+template <> struct keys<__half> {
+  using K = int32_t;
+  template <bool MAX> static __device__ __forceinline__ K of(__half v) {
+    return redux_key_f16(__half_as_ushort(v), MAX ? INT32_MAX : INT32_MIN);
+  }
+  template <bool MAX> static __device__ __forceinline__ __half back(K k) {
+    return __ushort_as_half(redux_unkey_f16(k, MAX ? INT32_MAX : INT32_MIN));
+  }
+};
+template <> struct keys<__nv_bfloat16> {
+  using K = int32_t;
+  template <bool MAX> static __device__ __forceinline__ K of(__nv_bfloat16 v) {
+    return redux_key_bf16(__bfloat16_as_ushort(v), MAX ? INT32_MAX : INT32_MIN);
+  }
+  template <bool MAX> static __device__ __forceinline__ __nv_bfloat16 back(K k) {
+    return __ushort_as_bfloat16(redux_unkey_bf16(k, MAX ? INT32_MAX : INT32_MIN));
+  }
+};
+template <> struct keys<int64_t> {
+  using K = long long;
+  template <bool MAX> static __device__ __forceinline__ K of(int64_t v) { return (K)v; }
+  template <bool MAX> static __device__ __forceinline__ int64_t back(K k) { return (int64_t)k; }
+};
+
+template <bool MAX, typename K> __device__ __forceinline__ K pick(K a, K b) {
+  return MAX ? (a > b ? a : b) : (a < b ? a : b);
+}
+/* The key no element beats. */
+template <bool MAX, typename K> __device__ __forceinline__ K ident() {
+  if constexpr (sizeof(K) == 4) return MAX ? INT32_MIN : INT32_MAX;
+  else return MAX ? INT64_MIN : INT64_MAX;
+}
+
+/* The group's extreme, to every lane of it; all threads of the block call it. */
+template <bool MAX, int WIDTH, typename K> __device__ __forceinline__ K group_pick(K v, K *scratch) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v = pick<MAX>(v, __shfl_xor_sync(0xffffffffu, v, off));
+  if constexpr (WIDTH == 32) {
+    return v;
+  } else {
+    static_assert(WIDTH == kBlock, "a segment is read by a warp or by the block");
+    if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = scratch[0];
+#pragma unroll
+    for (int w = 1; w < kBlock / 32; ++w) v = pick<MAX>(v, scratch[w]);
+    __syncthreads(); /* read by all before the next segment writes */
+    return v;
+  }
+}
+
+constexpr int kExtremeUnroll = 4; /* loads in flight per lane */
+
+template <typename T, bool MAX, int WIDTH, bool ALIGNED, bool STREAM>
+__global__ void __launch_bounds__(kBlock)
+extreme_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n, int64_t seg_len,
+                    int64_t segs) {
+  using K = typename keys<T>::K;
+  __shared__ K scratch[kBlock / 32];
+  for_each_row<WIDTH>(rows * segs, [&](int64_t item, bool live, int lane) {
+    K k = ident<MAX, K>();
+    if (live) {
+      const int64_t row = item / segs, begin = (item - row * segs) * seg_len;
+      const int64_t end = begin + seg_len < n ? begin + seg_len : n;
+      lane_fold_range<vec_of<T>::value, kExtremeUnroll, ALIGNED, STREAM>(
+          x + row * n, begin, end, lane, WIDTH, [&](T v) { k = pick<MAX>(k, keys<T>::template of<MAX>(v)); });
+    }
+    k = group_pick<MAX, WIDTH>(k, scratch);
+    if (live && lane == 0) y[item] = keys<T>::template back<MAX>(k);
+  });
+}
+
+constexpr int kColsUnroll = 8; /* rows in flight per thread */
+
+template <typename T, bool MAX>
+__global__ void __launch_bounds__(kBlock)
+extreme_cols_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t outer, int64_t n, int64_t inner,
+                    int64_t seg_len, int64_t segs) {
+  using K = typename keys<T>::K;
+  const int64_t total = outer * segs * inner;
+  for (int64_t idx = (int64_t)blockIdx.x * kBlock + threadIdx.x; idx < total; idx += (int64_t)gridDim.x * kBlock) {
+    const int64_t c = idx % inner, t = idx / inner, s = t % segs, o = t / segs;
+    const int64_t begin = s * seg_len, m = begin + seg_len < n ? seg_len : n - begin;
+    const T *p = x + (o * n + begin) * inner + c;
+    K acc[kColsUnroll];
+#pragma unroll
+    for (int u = 0; u < kColsUnroll; ++u) acc[u] = ident<MAX, K>();
+    int64_t i = 0;
+    for (; i + kColsUnroll <= m; i += kColsUnroll) {
+      T v[kColsUnroll];
+#pragma unroll
+      for (int u = 0; u < kColsUnroll; ++u) v[u] = p[(i + u) * inner];
+#pragma unroll
+      for (int u = 0; u < kColsUnroll; ++u) acc[u] = pick<MAX>(acc[u], keys<T>::template of<MAX>(v[u]));
+    }
+    for (; i < m; ++i) acc[0] = pick<MAX>(acc[0], keys<T>::template of<MAX>(p[i * inner]));
+#pragma unroll
+    for (int u = 1; u < kColsUnroll; ++u) acc[0] = pick<MAX>(acc[0], acc[u]);
+    y[idx] = keys<T>::template back<MAX>(acc[0]);
+  }
+}
+
+/* How a problem is cut: segs segments of seg_len along n per slice. */
+struct ExtremePlan {
+  int64_t seg_len, segs;
+};
+
+/* Blocks the GPU holds at once (of a kBlock kernel), the measure of "enough work". */
+inline int64_t resident_blocks() {
+  return device_fit(reinterpret_cast<const void *>(extreme_cols_kernel<float, true>), 0);
+}
+
+ExtremePlan plan_extreme(redux_shape s, redux_dtype t) {
+  const int64_t size = redux_dtype_size(t), blocks = resident_blocks();
+  if (s.inner == 1) {
+    /* rows: a warp per row fills the GPU at 8 rows per resident block;
+     * fewer, longer rows are cut into segments of at least 8 KB */
+    const int64_t want = blocks * (kBlock / 32);
+    if (s.outer >= want || s.n * size <= 16384) return {s.n, 1};
+    const int64_t quantum = 2048; /* elements: keeps segment starts 16-byte aligned */
+    int64_t seg = ceil_div(s.n, ceil_div(want, s.outer));
+    const int64_t least = 8192 / size;
+    seg = ceil_div(seg < least ? least : seg, quantum) * quantum;
+    return seg >= s.n ? ExtremePlan{s.n, 1} : ExtremePlan{seg, ceil_div(s.n, seg)};
+  }
+  /* columns: a thread per column of a segment; cut n where the columns
+   * alone leave the GPU idle, keeping at least 64 rows a segment */
+  const int64_t threads = s.outer * s.inner, want = blocks * kBlock;
+  if (threads >= want || s.n < 128) return {s.n, 1};
+  int64_t segs = ceil_div(want, threads);
+  if (segs > s.n / 64) segs = s.n / 64;
+  const int64_t seg = ceil_div(s.n, segs);
+  return {seg, ceil_div(s.n, seg)};
+}
+
+template <typename T, bool MAX, int WIDTH>
+redux_status launch_rows_of(const T *x, T *y, int64_t rows, int64_t n, int64_t seg_len, int64_t segs, int grid,
+                            cudaStream_t stream) {
+  const bool aligned = ((uintptr_t)x % 16 == 0) && ((n * (int64_t)sizeof(T)) % 16 == 0) &&
+                       ((seg_len * (int64_t)sizeof(T)) % 16 == 0);
+  const bool hint = stream_hint(rows * n * (int64_t)sizeof(T));
+  auto kernel = aligned ? (hint ? extreme_rows_kernel<T, MAX, WIDTH, true, true>
+                                : extreme_rows_kernel<T, MAX, WIDTH, true, false>)
+                        : (hint ? extreme_rows_kernel<T, MAX, WIDTH, false, true>
+                                : extreme_rows_kernel<T, MAX, WIDTH, false, false>);
+  const int g = grid_for(kernel, blocks_for_rows<WIDTH>(rows * segs), grid);
+  kernel<<<g, kBlock, 0, stream>>>(x, y, rows, n, seg_len, segs);
+  return launch_status();
+}
+
+template <typename T, bool MAX>
+redux_status launch_pass(const T *x, T *y, redux_shape s, ExtremePlan p, int grid, cudaStream_t stream) {
+  if (s.inner == 1) {
+    if (p.seg_len * (int64_t)sizeof(T) <= kWarpRowMaxBytes)
+      return launch_rows_of<T, MAX, 32>(x, y, s.outer, s.n, p.seg_len, p.segs, grid, stream);
+    return launch_rows_of<T, MAX, kBlock>(x, y, s.outer, s.n, p.seg_len, p.segs, grid, stream);
+  }
+  auto kernel = extreme_cols_kernel<T, MAX>;
+  const int g = grid_for(kernel, ceil_div(s.outer * p.segs * s.inner, kBlock), grid);
+  kernel<<<g, kBlock, 0, stream>>>(x, y, s.outer, s.n, s.inner, p.seg_len, p.segs);
+  return launch_status();
+}
+
+template <typename T, bool MAX>
+redux_status run(const void *x, void *y, void *ws, size_t ws_bytes, redux_shape s, ExtremePlan p, int grid,
+                 cudaStream_t stream) {
+  const T *in = static_cast<const T *>(x);
+  if (p.segs == 1) return launch_pass<T, MAX>(in, static_cast<T *>(y), s, p, grid, stream);
+  const size_t need = (size_t)(s.outer * p.segs * s.inner) * sizeof(T);
+  if (ws == nullptr || ws_bytes < need) return REDUX_ERR_SHAPE;
+  T *parts = static_cast<T *>(ws);
+  redux_status st = launch_pass<T, MAX>(in, parts, s, p, grid, stream);
+  if (st != REDUX_OK) return st;
+  const redux_shape second{s.outer, p.segs, s.inner};
+  return launch_pass<T, MAX>(parts, static_cast<T *>(y), second, ExtremePlan{p.segs, 1}, grid, stream);
+}
+
+template <typename T>
+redux_status run_op(redux_extreme op, const void *x, void *y, void *ws, size_t ws_bytes, redux_shape s,
+                    ExtremePlan p, int grid, cudaStream_t stream) {
+  return op == REDUX_MAX ? run<T, true>(x, y, ws, ws_bytes, s, p, grid, stream)
+                         : run<T, false>(x, y, ws, ws_bytes, s, p, grid, stream);
+}
+
+bool valid(redux_shape s) { return s.outer >= 1 && s.n >= 1 && s.inner >= 1; }
+
+}  // namespace
+}  // namespace redux
+
+using namespace redux;
+
+extern "C" size_t redux_cuda_extreme_workspace_bytes(redux_shape shape, redux_dtype t) {
+  if (!valid(shape) || redux_dtype_size(t) == 0) return 0;
+  const ExtremePlan p = plan_extreme(shape, t);
+  if (p.segs == 1) return 0;
+  const size_t bytes = (size_t)(shape.outer * p.segs * shape.inner) * (size_t)redux_dtype_size(t);
+  return (bytes + 15) / 16 * 16;
+}
+
+extern "C" redux_status redux_cuda_extreme(redux_extreme op, const void *x, void *y, void *workspace,
+                                           size_t workspace_bytes, redux_shape shape, redux_dtype t, int grid,
+                                           void *stream) {
+  if (!valid(shape)) return REDUX_ERR_SHAPE;
+  if (op != REDUX_MAX && op != REDUX_MIN) return REDUX_ERR_DTYPE;
+  const ExtremePlan p = plan_extreme(shape, t);
+  cudaStream_t st = static_cast<cudaStream_t>(stream);
+  switch (t) {
+    case REDUX_F32: return run_op<float>(op, x, y, workspace, workspace_bytes, shape, p, grid, st);
+    case REDUX_F64: return run_op<double>(op, x, y, workspace, workspace_bytes, shape, p, grid, st);
+    case REDUX_F16: return run_op<__half>(op, x, y, workspace, workspace_bytes, shape, p, grid, st);
+    case REDUX_BF16: return run_op<__nv_bfloat16>(op, x, y, workspace, workspace_bytes, shape, p, grid, st);
+    case REDUX_I64: return run_op<int64_t>(op, x, y, workspace, workspace_bytes, shape, p, grid, st);
+  }
+  return REDUX_ERR_DTYPE;
+}
