@@ -1,7 +1,8 @@
 """Every CUDA kernel of redux once, for compute-sanitizer (tests/sanitize.sh):
 each family and dtype pair, aligned and misaligned inputs, one and several
 chunks, forced grids, the row kernels (moments, sums of squares of each
-tensor of a list, exponential sums) at warp and block widths, the ladder
+tensor of a list, exponential sums) at warp and block widths, the
+extremes (amax / amin: rows, columns, one pass and segments), the ladder
 rungs, the read probe and the contest custom_kernel. Results are checked,
 so a run is also a correctness run. Sizes stay small (the sanitizers slow
 kernels by 10-100x), but for the long wide grids that only a large input
@@ -61,8 +62,29 @@ def check_row_kernels():
     return count
 
 
+# amax / amin: short rows (warp), long rows (block), few long rows (segments,
+# two launches), columns in one pass and in segments, a full reduction
+EXTREME_PROBLEMS = [((33, 7), 1), ((17, 3000), 1), ((2, 40_000), 1), ((1000, 3), 0), ((3000, 64), 0),
+                    ((70_001,), ())]
+
+
+def check_extremes():
+    count = 0
+    for shape, dim in EXTREME_PROBLEMS:
+        for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64):
+            n = 1
+            for s in shape:
+                n *= s
+            for off in (0, 1):  # aligned and misaligned starts
+                x = random_tensor((n + off,), dtype, "cuda", seed=n + off)[off:].view(shape)
+                for mine, torchs in ((redux.amax, torch.amax), (redux.amin, torch.amin)):
+                    assert torch.equal(mine(x, dim), torchs(x, dim))
+                    count += 1
+    return count
+
+
 def main():
-    count = check_row_kernels()
+    count = check_row_kernels() + check_extremes()
     for shape, dim in PROBLEMS:
         for dtype, out in PAIRS:
             n = 1

@@ -140,6 +140,9 @@ extreme_cols_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t outer, i
   }
 }
 
+/* Inputs up to this size are read in one launch, whatever their shape. */
+constexpr int64_t kOnePassBytes = (int64_t)256 << 10;
+
 /* How a problem is cut: segs segments of seg_len along n per slice. */
 struct ExtremePlan {
   int64_t seg_len, segs;
@@ -154,9 +157,10 @@ ExtremePlan plan_extreme(redux_shape s, redux_dtype t) {
   const int64_t size = redux_dtype_size(t), blocks = resident_blocks();
   if (s.inner == 1) {
     /* rows: a warp per row fills the GPU at 8 rows per resident block;
-     * fewer, longer rows are cut into segments of at least 8 KB */
+     * fewer, longer rows are cut into segments of at least 8 KB, unless the
+     * whole input is small enough that a second launch costs more */
     const int64_t want = blocks * (kBlock / 32);
-    if (s.outer >= want || s.n * size <= 16384) return {s.n, 1};
+    if (s.outer >= want || s.n * size <= 16384 || s.outer * s.n * size <= kOnePassBytes) return {s.n, 1};
     const int64_t quantum = 2048; /* elements: keeps segment starts 16-byte aligned */
     int64_t seg = ceil_div(s.n, ceil_div(want, s.outer));
     const int64_t least = 8192 / size;
