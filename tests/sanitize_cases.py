@@ -80,6 +80,10 @@ def check_extremes():
                 for mine, torchs in ((redux.amax, torch.amax), (redux.amin, torch.amin)):
                     assert torch.equal(mine(x, dim), torchs(x, dim))
                     count += 1
+                if dtype.is_floating_point:
+                    dims = [dim] if isinstance(dim, int) else list(dim)
+                    assert torch.equal(torch.ops.redux._extreme_abs(x, dims, False, True), torch.amax(x.abs(), dim))
+                    count += 1
     return count
 
 

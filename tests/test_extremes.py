@@ -210,3 +210,28 @@ def test_opcheck_compile_and_vmap():
         same(batched, op(x, 1))
         same(torch.vmap(lambda t: op(t))(x), op(x, 1))
         same(torch.vmap(lambda t: op(t), in_dims=1)(x), op(x, 0))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", list(CANONICAL_NAN), ids=str)
+def test_the_largest_and_smallest_magnitude_in_one_read(device, dtype):
+    """redux::_extreme_abs (vector_norm's infinity norms where no gradient
+    is recorded) is amax / amin of |x|, bit for bit, in every form."""
+    for i, (shape, dim) in enumerate((((5, 3000), [1]), ((3000, 16), [0]), ((2, 300_001), [1]), ((1 << 20,), []),
+                                      ((7, 9, 11), [0, 2]))):
+        x = random_tensor(shape, dtype, device, seed=30 + i, offset=0.0)
+        for largest, torchs in ((True, torch.amax), (False, torch.amin)):
+            for keepdim in (False, True):
+                same(torch.ops.redux._extreme_abs(x, dim, keepdim, largest), torchs(x.abs(), dim, keepdim))
+    y = random_tensor((3, 5000), dtype, device, seed=1)
+    y[1, 4321] = -float("nan")
+    for largest in (True, False):
+        r = torch.ops.redux._extreme_abs(y, [1], False, largest)
+        assert bits(r[1]) == CANONICAL_NAN[dtype] and not r[[0, 2]].isnan().any()
+    with pytest.raises(NotImplementedError, match="argument 'self' has dtype"):
+        torch.ops.redux._extreme_abs(torch.ones(3, dtype=torch.int64, device=device), [0], False, True)
+    z = y.nan_to_num().requires_grad_()
+    for p in (float("inf"), -float("inf")):  # the norm with a gradient takes the differentiable amax of |x|
+        with torch.no_grad():
+            fused = redux.vector_norm(z, p, 1)
+        assert torch.equal(redux.vector_norm(z, p, 1), fused)

@@ -6,11 +6,16 @@
  *                    segments over kWarpRowMaxBytes) per segment of a row,
  *                    vector loads in order (lane_fold_range), the group
  *                    combined by shuffles (and shared memory);
- *   columns          a thread per column of a segment, its rows in order,
- *                    the warp's columns adjacent in memory.
+ *   columns          a thread per 16 bytes of adjacent columns (one column
+ *                    where rows are not 16-byte aligned) of a segment, its
+ *                    rows in order, the warp's columns adjacent in memory.
+ * REDUX_MAX_ABS / MIN_ABS compare the elements' magnitudes (an infinity
+ * norm in one read).
  * Rows too few to fill the GPU are cut into segments: one launch writes the
  * segments' extremes to the workspace, a second reduces them.
  */
+#include <type_traits>
+
 #include "grid.cuh"
 #include "redux/extremes.h"
 #include "rows.cuh"
@@ -62,6 +67,23 @@ template <> struct keys<int64_t> {
   template <bool MAX> static __device__ __forceinline__ int64_t back(K k) { return (int64_t)k; }
 };
 
+/* |v| by its bits (a NaN stays a NaN). */
+__device__ __forceinline__ float magnitude(float v) { return __uint_as_float(__float_as_uint(v) & 0x7fffffffu); }
+__device__ __forceinline__ double magnitude(double v) {
+  return __longlong_as_double(__double_as_longlong(v) & 0x7fffffffffffffffll);
+}
+__device__ __forceinline__ __half magnitude(__half v) { return __ushort_as_half(__half_as_ushort(v) & 0x7fffu); }
+__device__ __forceinline__ __nv_bfloat16 magnitude(__nv_bfloat16 v) {
+  return __ushort_as_bfloat16(__bfloat16_as_ushort(v) & 0x7fffu);
+}
+
+/* Which way op OP (a redux_extreme) picks, and the key it compares an element by. */
+template <int OP> constexpr bool is_max = OP == REDUX_MAX || OP == REDUX_MAX_ABS;
+template <typename T, int OP> __device__ __forceinline__ typename keys<T>::K key_for(T v) {
+  if constexpr (OP == REDUX_MAX_ABS || OP == REDUX_MIN_ABS) return keys<T>::template of<is_max<OP>>(magnitude(v));
+  else return keys<T>::template of<is_max<OP>>(v);
+}
+
 template <bool MAX, typename K> __device__ __forceinline__ K pick(K a, K b) {
   return MAX ? (a > b ? a : b) : (a < b ? a : b);
 }
@@ -91,11 +113,12 @@ template <bool MAX, int WIDTH, typename K> __device__ __forceinline__ K group_pi
 
 constexpr int kExtremeUnroll = 4; /* loads in flight per lane */
 
-template <typename T, bool MAX, int WIDTH, bool ALIGNED, bool STREAM>
+template <typename T, int OP, int WIDTH, bool ALIGNED, bool STREAM>
 __global__ void __launch_bounds__(kBlock)
 extreme_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n, int64_t seg_len,
                     int64_t segs) {
   using K = typename keys<T>::K;
+  constexpr bool MAX = is_max<OP>;
   __shared__ K scratch[kBlock / 32];
   for_each_row<WIDTH>(rows * segs, [&](int64_t item, bool live, int lane) {
     K k = ident<MAX, K>();
@@ -103,45 +126,48 @@ extreme_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, in
       const int64_t row = item / segs, begin = (item - row * segs) * seg_len;
       const int64_t end = begin + seg_len < n ? begin + seg_len : n;
       lane_fold_range<vec_of<T>::value, kExtremeUnroll, ALIGNED, STREAM>(
-          x + row * n, begin, end, lane, WIDTH, [&](T v) { k = pick<MAX>(k, keys<T>::template of<MAX>(v)); });
+          x + row * n, begin, end, lane, WIDTH, [&](T v) { k = pick<MAX>(k, key_for<T, OP>(v)); });
     }
     k = group_pick<MAX, WIDTH>(k, scratch);
     if (live && lane == 0) y[item] = keys<T>::template back<MAX>(k);
   });
 }
 
-constexpr int kColsUnroll = 8; /* rows in flight per thread */
-
-template <typename T, bool MAX>
+/* A thread per VEC adjacent columns of a segment (VEC 16 bytes of them
+ * where every row's columns start 16-byte aligned, else 1), its rows in
+ * order, UNROLL rows of loads in flight. */
+template <typename T, int OP, int VEC, bool ALIGNED>
 __global__ void __launch_bounds__(kBlock)
 extreme_cols_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t outer, int64_t n, int64_t inner,
                     int64_t seg_len, int64_t segs) {
   using K = typename keys<T>::K;
-  const int64_t total = outer * segs * inner;
+  constexpr bool MAX = is_max<OP>;
+  constexpr int UNROLL = VEC == 1 ? 8 : 4;
+  const int64_t groups = inner / VEC, total = outer * segs * groups;
   for (int64_t idx = (int64_t)blockIdx.x * kBlock + threadIdx.x; idx < total; idx += (int64_t)gridDim.x * kBlock) {
-    const int64_t c = idx % inner, t = idx / inner, s = t % segs, o = t / segs;
+    const int64_t g = idx % groups, t = idx / groups, s = t % segs, o = t / segs;
     const int64_t begin = s * seg_len, m = begin + seg_len < n ? seg_len : n - begin;
-    const T *p = x + (o * n + begin) * inner + c;
-    K acc[kColsUnroll];
+    K acc[VEC];
 #pragma unroll
-    for (int u = 0; u < kColsUnroll; ++u) acc[u] = ident<MAX, K>();
-    int64_t i = 0;
-    for (; i + kColsUnroll <= m; i += kColsUnroll) {
-      T v[kColsUnroll];
+    for (int e = 0; e < VEC; ++e) acc[e] = ident<MAX, K>();
+    for_each_strided_vec<VEC, UNROLL, ALIGNED, false>(x + (o * n + begin) * inner + g * VEC, m, inner,
+                                                      [&](const T(&v)[VEC]) {
 #pragma unroll
-      for (int u = 0; u < kColsUnroll; ++u) v[u] = p[(i + u) * inner];
+                                                        for (int e = 0; e < VEC; ++e)
+                                                          acc[e] = pick<MAX>(acc[e], key_for<T, OP>(v[e]));
+                                                      });
+    T *out = y + (o * segs + s) * inner + g * VEC;
 #pragma unroll
-      for (int u = 0; u < kColsUnroll; ++u) acc[u] = pick<MAX>(acc[u], keys<T>::template of<MAX>(v[u]));
-    }
-    for (; i < m; ++i) acc[0] = pick<MAX>(acc[0], keys<T>::template of<MAX>(p[i * inner]));
-#pragma unroll
-    for (int u = 1; u < kColsUnroll; ++u) acc[0] = pick<MAX>(acc[0], acc[u]);
-    y[idx] = keys<T>::template back<MAX>(acc[0]);
+    for (int e = 0; e < VEC; ++e) out[e] = keys<T>::template back<MAX>(acc[e]);
   }
 }
 
 /* Inputs up to this size are read in one launch, whatever their shape. */
 constexpr int64_t kOnePassBytes = (int64_t)256 << 10;
+/* Rows up to this size are a block's each in one launch once every SM has
+ * one (resident blocks / kRowsPerSm: 8 blocks of kBlock fit an SM). */
+constexpr int64_t kOneBlockRowBytes = (int64_t)256 << 10;
+constexpr int64_t kRowsPerSm = 8;
 
 /* How a problem is cut: segs segments of seg_len along n per slice. */
 struct ExtremePlan {
@@ -150,7 +176,7 @@ struct ExtremePlan {
 
 /* Blocks the GPU holds at once (of a kBlock kernel), the measure of "enough work". */
 inline int64_t resident_blocks() {
-  return device_fit(reinterpret_cast<const void *>(extreme_cols_kernel<float, true>), 0);
+  return device_fit(reinterpret_cast<const void *>(extreme_cols_kernel<float, REDUX_MAX, 1, false>), 0);
 }
 
 ExtremePlan plan_extreme(redux_shape s, redux_dtype t) {
@@ -161,15 +187,17 @@ ExtremePlan plan_extreme(redux_shape s, redux_dtype t) {
      * whole input is small enough that a second launch costs more */
     const int64_t want = blocks * (kBlock / 32);
     if (s.outer >= want || s.n * size <= 16384 || s.outer * s.n * size <= kOnePassBytes) return {s.n, 1};
+    if (s.n * size <= kOneBlockRowBytes && s.outer * kRowsPerSm >= blocks) return {s.n, 1};
     const int64_t quantum = 2048; /* elements: keeps segment starts 16-byte aligned */
     int64_t seg = ceil_div(s.n, ceil_div(want, s.outer));
     const int64_t least = 8192 / size;
     seg = ceil_div(seg < least ? least : seg, quantum) * quantum;
     return seg >= s.n ? ExtremePlan{s.n, 1} : ExtremePlan{seg, ceil_div(s.n, seg)};
   }
-  /* columns: a thread per column of a segment; cut n where the columns
+  /* columns: a thread per column group of a segment; cut n where they
    * alone leave the GPU idle, keeping at least 64 rows a segment */
-  const int64_t threads = s.outer * s.inner, want = blocks * kBlock;
+  const int64_t vec = 16 / size;
+  const int64_t threads = s.outer * (s.inner % vec == 0 ? s.inner / vec : s.inner), want = blocks * kBlock;
   if (threads >= want || s.n < 128) return {s.n, 1};
   int64_t segs = ceil_div(want, threads);
   if (segs > s.n / 64) segs = s.n / 64;
@@ -177,53 +205,69 @@ ExtremePlan plan_extreme(redux_shape s, redux_dtype t) {
   return {seg, ceil_div(s.n, seg)};
 }
 
-template <typename T, bool MAX, int WIDTH>
+template <typename T, int OP, int WIDTH>
 redux_status launch_rows_of(const T *x, T *y, int64_t rows, int64_t n, int64_t seg_len, int64_t segs, int grid,
                             cudaStream_t stream) {
   const bool aligned = ((uintptr_t)x % 16 == 0) && ((n * (int64_t)sizeof(T)) % 16 == 0) &&
                        ((seg_len * (int64_t)sizeof(T)) % 16 == 0);
   const bool hint = stream_hint(rows * n * (int64_t)sizeof(T));
-  auto kernel = aligned ? (hint ? extreme_rows_kernel<T, MAX, WIDTH, true, true>
-                                : extreme_rows_kernel<T, MAX, WIDTH, true, false>)
-                        : (hint ? extreme_rows_kernel<T, MAX, WIDTH, false, true>
-                                : extreme_rows_kernel<T, MAX, WIDTH, false, false>);
+  auto kernel = aligned ? (hint ? extreme_rows_kernel<T, OP, WIDTH, true, true>
+                                : extreme_rows_kernel<T, OP, WIDTH, true, false>)
+                        : (hint ? extreme_rows_kernel<T, OP, WIDTH, false, true>
+                                : extreme_rows_kernel<T, OP, WIDTH, false, false>);
   const int g = grid_for(kernel, blocks_for_rows<WIDTH>(rows * segs), grid);
   kernel<<<g, kBlock, 0, stream>>>(x, y, rows, n, seg_len, segs);
   return launch_status();
 }
 
-template <typename T, bool MAX>
+template <typename T, int OP>
 redux_status launch_pass(const T *x, T *y, redux_shape s, ExtremePlan p, int grid, cudaStream_t stream) {
   if (s.inner == 1) {
     if (p.seg_len * (int64_t)sizeof(T) <= kWarpRowMaxBytes)
-      return launch_rows_of<T, MAX, 32>(x, y, s.outer, s.n, p.seg_len, p.segs, grid, stream);
-    return launch_rows_of<T, MAX, kBlock>(x, y, s.outer, s.n, p.seg_len, p.segs, grid, stream);
+      return launch_rows_of<T, OP, 32>(x, y, s.outer, s.n, p.seg_len, p.segs, grid, stream);
+    return launch_rows_of<T, OP, kBlock>(x, y, s.outer, s.n, p.seg_len, p.segs, grid, stream);
   }
-  auto kernel = extreme_cols_kernel<T, MAX>;
-  const int g = grid_for(kernel, ceil_div(s.outer * p.segs * s.inner, kBlock), grid);
+  constexpr int VEC = vec_of<T>::value;
+  const bool vectors = (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0 && s.inner % VEC == 0;
+  auto kernel = vectors ? extreme_cols_kernel<T, OP, VEC, true> : extreme_cols_kernel<T, OP, 1, false>;
+  const int g = grid_for(kernel, ceil_div(s.outer * p.segs * (vectors ? s.inner / VEC : s.inner), kBlock), grid);
   kernel<<<g, kBlock, 0, stream>>>(x, y, s.outer, s.n, s.inner, p.seg_len, p.segs);
   return launch_status();
 }
 
-template <typename T, bool MAX>
+/* The pass(es) of op OP; the second reduces the segments' extremes, which
+ * for the _ABS ops are magnitudes already, by the plain op. */
+template <typename T, int OP>
 redux_status run(const void *x, void *y, void *ws, size_t ws_bytes, redux_shape s, ExtremePlan p, int grid,
                  cudaStream_t stream) {
   const T *in = static_cast<const T *>(x);
-  if (p.segs == 1) return launch_pass<T, MAX>(in, static_cast<T *>(y), s, p, grid, stream);
+  if (p.segs == 1) return launch_pass<T, OP>(in, static_cast<T *>(y), s, p, grid, stream);
   const size_t need = (size_t)(s.outer * p.segs * s.inner) * sizeof(T);
   if (ws == nullptr || ws_bytes < need) return REDUX_ERR_SHAPE;
   T *parts = static_cast<T *>(ws);
-  redux_status st = launch_pass<T, MAX>(in, parts, s, p, grid, stream);
+  redux_status st = launch_pass<T, OP>(in, parts, s, p, grid, stream);
   if (st != REDUX_OK) return st;
   const redux_shape second{s.outer, p.segs, s.inner};
-  return launch_pass<T, MAX>(parts, static_cast<T *>(y), second, ExtremePlan{p.segs, 1}, grid, stream);
+  constexpr int PLAIN = is_max<OP> ? REDUX_MAX : REDUX_MIN;
+  return launch_pass<T, PLAIN>(parts, static_cast<T *>(y), second, ExtremePlan{p.segs, 1}, grid, stream);
 }
 
 template <typename T>
 redux_status run_op(redux_extreme op, const void *x, void *y, void *ws, size_t ws_bytes, redux_shape s,
                     ExtremePlan p, int grid, cudaStream_t stream) {
-  return op == REDUX_MAX ? run<T, true>(x, y, ws, ws_bytes, s, p, grid, stream)
-                         : run<T, false>(x, y, ws, ws_bytes, s, p, grid, stream);
+  switch (op) {
+    case REDUX_MAX: return run<T, REDUX_MAX>(x, y, ws, ws_bytes, s, p, grid, stream);
+    case REDUX_MIN: return run<T, REDUX_MIN>(x, y, ws, ws_bytes, s, p, grid, stream);
+    case REDUX_MAX_ABS:
+    case REDUX_MIN_ABS:
+      if constexpr (std::is_same_v<T, int64_t>) {
+        return REDUX_ERR_DTYPE; /* |x| of integers: not offered */
+      } else {
+        return op == REDUX_MAX_ABS ? run<T, REDUX_MAX_ABS>(x, y, ws, ws_bytes, s, p, grid, stream)
+                                   : run<T, REDUX_MIN_ABS>(x, y, ws, ws_bytes, s, p, grid, stream);
+      }
+  }
+  return REDUX_ERR_DTYPE;
 }
 
 bool valid(redux_shape s) { return s.outer >= 1 && s.n >= 1 && s.inner >= 1; }
@@ -245,7 +289,7 @@ extern "C" redux_status redux_cuda_extreme(redux_extreme op, const void *x, void
                                            size_t workspace_bytes, redux_shape shape, redux_dtype t, int grid,
                                            void *stream) {
   if (!valid(shape)) return REDUX_ERR_SHAPE;
-  if (op != REDUX_MAX && op != REDUX_MIN) return REDUX_ERR_DTYPE;
+  if (op != REDUX_MAX && op != REDUX_MIN && op != REDUX_MAX_ABS && op != REDUX_MIN_ABS) return REDUX_ERR_DTYPE;
   const ExtremePlan p = plan_extreme(shape, t);
   cudaStream_t st = static_cast<cudaStream_t>(stream);
   switch (t) {

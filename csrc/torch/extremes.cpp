@@ -1,9 +1,10 @@
-// redux::amax and redux::amin: torch.amax's and torch.amin's signatures and
+// redux::amax and redux::amin, torch.amax's and torch.amin's signatures and
 // semantics (dims, keepdim, empty and 0-dim inputs, NaN propagation, torch's
-// errors) on the extreme kernels. The CPU and Meta kernels and the shared
-// argument checks here, the CUDA kernel in extremes_cuda.cpp, autograd in
-// C++ below (torch's formula: the gradient shared evenly by the elements
-// equal to the result).
+// errors), and redux::_extreme_abs (the largest or smallest |x|: the
+// infinity norms where no gradient is recorded), on the extreme kernels. The
+// CPU and Meta kernels and the shared argument checks here, the CUDA kernel
+// in extremes_cuda.cpp, autograd in C++ below (torch's formula: the gradient
+// shared evenly by the elements equal to the result).
 #include "extremes.h"
 
 #include <ATen/Parallel.h>
@@ -39,6 +40,10 @@ std::vector<bool> extreme_spec(redux_extreme op, const at::Tensor &self, at::Int
   TORCH_CHECK(self.defined(), name, ": argument 'self' is an undefined tensor");
   TORCH_CHECK(self.layout() == at::kStrided, name, ": argument 'self' must be a dense (strided) tensor, got layout ",
               self.layout());
+  if (op == REDUX_MAX_ABS || op == REDUX_MIN_ABS)
+    TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()) && extreme_reads(self.scalar_type()), name,
+                                ": argument 'self' has dtype ", self.scalar_type(),
+                                ", which is not supported (expected float32, float64, float16 or bfloat16)");
   TORCH_CHECK_NOT_IMPLEMENTED(extreme_reads(self.scalar_type()), name, ": argument 'self' has dtype ",
                               self.scalar_type(),
                               ", which is not supported (expected float32, float64, float16, bfloat16, bool, "
@@ -58,12 +63,20 @@ std::vector<bool> extreme_spec(redux_extreme op, const at::Tensor &self, at::Int
 
 }  // namespace
 
-const char *extreme_name(redux_extreme op) { return op == REDUX_MAX ? "redux.amax" : "redux.amin"; }
+const char *extreme_name(redux_extreme op) {
+  return op == REDUX_MAX ? "redux.amax" : op == REDUX_MIN ? "redux.amin" : "redux._extreme_abs";
+}
 
 const c10::TypedOperatorHandle<ExtremeFn> &extreme_op(redux_extreme op) {
   static const auto amax = c10::Dispatcher::singleton().findSchemaOrThrow("redux::amax", "").typed<ExtremeFn>();
   static const auto amin = c10::Dispatcher::singleton().findSchemaOrThrow("redux::amin", "").typed<ExtremeFn>();
   return op == REDUX_MAX ? amax : amin;
+}
+
+const c10::TypedOperatorHandle<ExtremeAbsFn> &extreme_abs_op() {
+  static const auto handle =
+      c10::Dispatcher::singleton().findSchemaOrThrow("redux::_extreme_abs", "").typed<ExtremeAbsFn>();
+  return handle;
 }
 
 ExtremeCall extreme_call(redux_extreme op, const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
@@ -152,6 +165,12 @@ at::Tensor amax_meta(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) 
 }
 at::Tensor amin_meta(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
   return extreme_meta(REDUX_MIN, self, dim, keepdim);
+}
+at::Tensor extreme_abs_cpu(const at::Tensor &self, at::IntArrayRef dim, bool keepdim, bool largest) {
+  return extreme_cpu(largest ? REDUX_MAX_ABS : REDUX_MIN_ABS, self, dim, keepdim);
+}
+at::Tensor extreme_abs_meta(const at::Tensor &self, at::IntArrayRef dim, bool keepdim, bool largest) {
+  return extreme_meta(largest ? REDUX_MAX_ABS : REDUX_MIN_ABS, self, dim, keepdim);
 }
 
 // ---- autograd ----------------------------------------------------------
@@ -254,10 +273,12 @@ at::Tensor amin_autograd(const at::Tensor &self, at::IntArrayRef dim, bool keepd
 TORCH_LIBRARY_IMPL(redux, CPU, m) {
   m.impl("amax", &redux_shim::amax_cpu);
   m.impl("amin", &redux_shim::amin_cpu);
+  m.impl("_extreme_abs", &redux_shim::extreme_abs_cpu);
 }
 TORCH_LIBRARY_IMPL(redux, Meta, m) {
   m.impl("amax", &redux_shim::amax_meta);
   m.impl("amin", &redux_shim::amin_meta);
+  m.impl("_extreme_abs", &redux_shim::extreme_abs_meta);
 }
 TORCH_LIBRARY_IMPL(redux, Autograd, m) {
   m.impl("amax", &redux_shim::amax_autograd);

@@ -1,6 +1,6 @@
 // redux::amax and redux::amin (extremes.cpp, extremes_cuda.cpp): torch.amax's
 // and torch.amin's signatures and semantics on redux's extreme kernels
-// (redux.h, "Extremes").
+// (redux.h, "Extremes"); redux::_extreme_abs, the largest or smallest |x|.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -11,7 +11,7 @@
 
 namespace redux_shim {
 
-// The op's name in errors: "redux.amax" or "redux.amin".
+// The op's name in errors: "redux.amax", "redux.amin" or "redux._extreme_abs".
 const char *extreme_name(redux_extreme op);
 
 // redux::amax's and redux::amin's typed dispatcher handles (for the
@@ -19,6 +19,8 @@ const char *extreme_name(redux_extreme op);
 // sums' shift), looked up once.
 using ExtremeFn = at::Tensor(const at::Tensor &, at::IntArrayRef, bool);
 const c10::TypedOperatorHandle<ExtremeFn> &extreme_op(redux_extreme op);
+using ExtremeAbsFn = at::Tensor(const at::Tensor &, at::IntArrayRef, bool, bool);
+const c10::TypedOperatorHandle<ExtremeAbsFn> &extreme_abs_op();
 
 // A checked call: the plan of the kernel (its family, shape, and its input
 // in the kernel's dtype: integers and bool as int64, exact) and the result

@@ -1,4 +1,4 @@
-// redux::amax and redux::amin on CUDA: one C API call on the current stream,
+// redux::amax, redux::amin and redux::_extreme_abs on CUDA: one C API call on the current stream,
 // its workspace (the segments' extremes, when there are any) from torch's
 // caching allocator.
 #include <ATen/cuda/CUDAContext.h>
@@ -32,6 +32,9 @@ at::Tensor amax_cuda(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) 
 at::Tensor amin_cuda(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
   return extreme_cuda(REDUX_MIN, self, dim, keepdim);
 }
+at::Tensor extreme_abs_cuda(const at::Tensor &self, at::IntArrayRef dim, bool keepdim, bool largest) {
+  return extreme_cuda(largest ? REDUX_MAX_ABS : REDUX_MIN_ABS, self, dim, keepdim);
+}
 
 }  // namespace
 }  // namespace redux_shim
@@ -39,4 +42,5 @@ at::Tensor amin_cuda(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) 
 TORCH_LIBRARY_IMPL(redux, CUDA, m) {
   m.impl("amax", &redux_shim::amax_cuda);
   m.impl("amin", &redux_shim::amin_cuda);
+  m.impl("_extreme_abs", &redux_shim::extreme_abs_cuda);
 }

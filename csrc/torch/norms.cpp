@@ -2,7 +2,8 @@
 // redux::sum. |x| is formed in the mean's wide dtype (fp64 for float32 and
 // float64 and their complex forms, fp32 for float16 and bfloat16); ord 1:
 // sum |x|; 2: sqrt(sum |x|^2); 0: the count of nonzeros; +-inf: max / min
-// |x| (exact in any order: redux::amax / amin); other p: (sum |x|^p)^(1/p).
+// |x| (exact in any order: redux::amax / amin of |x|, or where no gradient is
+// recorded redux::_extreme_abs, one read); other p: (sum |x|^p)^(1/p).
 // One rounding to the result dtype. ord 2 over trailing dims of float32 /
 // float16 / bfloat16 rows of up to kRowKernelMaxN where no gradient is
 // recorded: one kernel, redux::_sum_squares_rows (fp64 sums); longer rows
@@ -111,8 +112,8 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
     }
   }
   if (std::isinf(p) && !x.is_complex()) {  // |x| and its extremes are exact in x's own dtype: no wide copy
-    const at::Tensor magnitude = x.abs();
-    return extreme_of(magnitude, p > 0, reduced, keepdim).to(out);
+    if (!gradient_recorded(x)) return extreme_abs_op().call(x, reduced, keepdim, p > 0).to(out);  // one read
+    return extreme_of(x.abs(), p > 0, reduced, keepdim).to(out);
   }
   if (p == 2 && !x.is_complex() && takes_row_kernel(x, reduced)) {
     return reduced_shape(sum_squares_rows_op().call(as_rows(x, reduced), 1.0, true, std::nullopt), reduced, keepdim);

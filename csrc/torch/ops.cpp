@@ -166,6 +166,10 @@ static void define_composites(torch::Library &m) {
   for (const char *name : {"amax", "amin"})
     define(m, std::string(name) + "(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
            {at::Tag::pt2_compliant_tag});
+  // Internal: the largest (largest) or smallest |x| of a floating tensor in
+  // one read, for vector_norm's infinity norms where no gradient is recorded.
+  define(m, "_extreme_abs(Tensor self, int[1] dim, bool keepdim, bool largest) -> Tensor",
+         {at::Tag::pt2_compliant_tag});
   // torch.var's, torch.std's and torch.var_mean's signatures and semantics,
   // two passes on redux::sum (var.cpp).
   for (const char *name : {"var", "std"})

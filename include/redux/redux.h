@@ -333,7 +333,9 @@ redux_status redux_cuda_sum_squares_each(const void *const *x, const int64_t *n,
  * depend on the values alone. */
 typedef enum redux_extreme {
   REDUX_MAX = 0,
-  REDUX_MIN = 1
+  REDUX_MIN = 1,
+  REDUX_MAX_ABS = 2, /* the largest |x| (an infinity norm), floating t only */
+  REDUX_MIN_ABS = 3  /* the smallest |x| */
 } redux_extreme;
 /* The extremes of segments of n: segs = ceil(n / seg_len) per slice, and
  * y is [outer, segs, inner] (the result when segs is 1; else the same call
