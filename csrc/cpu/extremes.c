@@ -2,17 +2,16 @@
  *
  * Every comparison is between integer keys (redux/extremes.h): the loops
  * are plain integer maxima or minima the compiler vectorizes, and the bits
- * depend on the values alone. A row segment runs in KLANES independent
- * lanes, then the lanes are combined; a columns block keeps a key per
- * column and walks its rows in order.
+ * depend on the values alone. A row segment is one reduction loop (the
+ * compiler's vector lanes combine in any order: the keys' extremes are
+ * exact); a columns block keeps a key per column and walks its rows in order.
  */
 #include <stdint.h>
 #include <string.h>
 
+#include "hot.h"
 #include "redux/extremes.h"
 #include "redux/redux.h"
-
-#define KLANES 16
 
 #define PICK_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define PICK_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -21,27 +20,18 @@
  * BITS the stored element, KEY its key type, KEYOF(b) and UNKEY(k) the
  * key and its bits, IDENT the key no element beats, PICK the choice. */
 #define DEFINE_EXTREME(FN, BITS, KEY, KEYOF, UNKEY, IDENT, PICK)                                    \
-  static void FN(const BITS *x, BITS *y, redux_shape s, int64_t seg_len, int64_t segs, int64_t blocks, \
+  static REDUX_HOT void FN(const BITS *x, BITS *y, redux_shape s, int64_t seg_len, int64_t segs, int64_t blocks, \
                  int64_t k0, int64_t k1) {                                                          \
     for (int64_t k = k0; k < k1; ++k) {                                                             \
       const int64_t o = k / (segs * blocks), seg = (k / blocks) % segs, b = k % blocks;             \
       const int64_t r0 = seg * seg_len, r1 = r0 + seg_len < s.n ? r0 + seg_len : s.n;               \
       if (s.inner == 1) {                                                                           \
         const BITS *p = x + o * s.n;                                                                \
-        KEY lane[KLANES];                                                                           \
-        for (int j = 0; j < KLANES; ++j) lane[j] = IDENT;                                           \
-        int64_t i = r0;                                                                             \
-        for (; i + KLANES <= r1; i += KLANES)                                                       \
-          for (int j = 0; j < KLANES; ++j) {                                                        \
-            const KEY v = KEYOF(p[i + j]);                                                          \
-            lane[j] = PICK(lane[j], v);                                                             \
-          }                                                                                         \
-        for (int j = 0; i + j < r1; ++j) {                                                          \
-          const KEY v = KEYOF(p[i + j]);                                                            \
-          lane[j] = PICK(lane[j], v);                                                               \
+        KEY m = IDENT;                                                                              \
+        for (int64_t i = r0; i < r1; ++i) {                                                         \
+          const KEY v = KEYOF(p[i]);                                                                \
+          m = PICK(m, v);                                                                           \
         }                                                                                           \
-        KEY m = lane[0];                                                                            \
-        for (int j = 1; j < KLANES; ++j) m = PICK(m, lane[j]);                                      \
         y[o * segs + seg] = UNKEY(m);                                                               \
       } else {                                                                                      \
         const int64_t c0 = b * REDUX_CPU_COL_BLOCK;                                                 \

@@ -10,18 +10,8 @@
 #include <string.h>
 
 #include "convert.h"
+#include "hot.h"
 #include "redux/redux.h"
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(REDUX_CPU_NO_CLONES)
-#define REDUX_HOT __attribute__((target_clones("avx2", "default")))
-/* The eight-lane forms of the hottest loops, for CPUs with AVX-512F, chosen
- * at run time (redux_cpu_eight_lanes): the same IEEE operations lane by
- * lane as the four-lane forms, so the same bits. */
-#define REDUX_EIGHT_LANES 1
-#define REDUX_AVX512 __attribute__((target("avx512f")))
-#else
-#define REDUX_HOT
-#endif
 
 #define XLANES 16
 

@@ -1,0 +1,21 @@
+/* How the CPU kernels' hottest loops are compiled (C11, header-only):
+ * REDUX_HOT builds a function twice, for AVX2 and for the baseline, and
+ * picks one at load time (GCC's target_clones on x86-64); REDUX_AVX512
+ * marks the eight-lane forms for CPUs with AVX-512F (rows.h). Code
+ * generation only: the same operations, so the same bits.
+ */
+#ifndef REDUX_CPU_HOT_H
+#define REDUX_CPU_HOT_H
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(REDUX_CPU_NO_CLONES)
+#define REDUX_HOT __attribute__((target_clones("avx2", "default")))
+/* The eight-lane forms of the hottest loops, for CPUs with AVX-512F, chosen
+ * at run time (redux_cpu_eight_lanes): the same IEEE operations lane by
+ * lane as the four-lane forms, so the same bits. */
+#define REDUX_EIGHT_LANES 1
+#define REDUX_AVX512 __attribute__((target("avx512f")))
+#else
+#define REDUX_HOT
+#endif
+
+#endif
