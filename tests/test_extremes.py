@@ -42,11 +42,15 @@ def test_long_rows_and_tall_columns_cut_into_segments(device):
     """Few rows or columns of many elements: the kernels cut n into
     segments and reduce their extremes again."""
     for shape, dim in (((1, 3_000_001), 1), ((2, 1 << 20), 1), ((1 << 20, 3), 0), ((3, 300_007, 2), 1),
-                       ((1 << 22,), ())):
+                       ((1 << 22,), ()), ((20_000, 256), 0), ((4096, 1000), 0), ((2, 5000, 64), 1)):
         for dtype in (torch.float32, torch.bfloat16, torch.int64):
             x = random_tensor(shape, dtype, device, seed=7)
             for mine, torchs in OPS:
                 same(mine(x, dim), torchs(x, dim))
+    # a start off 16 bytes: the columns read one element a lane
+    x = random_tensor((20_000 * 256 + 1,), torch.float32, device, seed=8)[1:].view(20_000, 256)
+    for mine, torchs in OPS:
+        same(mine(x, 0), torchs(x, 0))
 
 
 @pytest.mark.parametrize("device", DEVICES)

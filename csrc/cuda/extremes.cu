@@ -6,9 +6,10 @@
  *                    segments over kWarpRowMaxBytes) per segment of a row,
  *                    vector loads in order (lane_fold_range), the group
  *                    combined by shuffles (and shared memory);
- *   columns          a thread per 16 bytes of adjacent columns (one column
- *                    where rows are not 16-byte aligned) of a segment, its
- *                    rows in order, the warp's columns adjacent in memory.
+ *   columns          a block per 32 groups of adjacent columns (16 bytes of
+ *                    them, or one column where rows are not 16-byte
+ *                    aligned) of a segment, a lane per group, the warps
+ *                    taking every 8th row, combined in shared memory.
  * REDUX_MAX_ABS / MIN_ABS compare the elements' magnitudes (an infinity
  * norm in one read).
  * Rows too few to fill the GPU are cut into segments: one launch writes the
@@ -133,9 +134,13 @@ extreme_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, in
   });
 }
 
-/* A thread per VEC adjacent columns of a segment (VEC 16 bytes of them
- * where every row's columns start 16-byte aligned, else 1), its rows in
- * order, UNROLL rows of loads in flight. */
+/* Columns: a block per tile of 32 column groups of a segment (a group is
+ * VEC adjacent columns: 16 bytes where every row's columns start 16-byte
+ * aligned, else 1); lane l of every warp owns group l of the tile, warp w
+ * rows w, w + kWarps, ... of the segment, UNROLL rows of loads in flight;
+ * the warps' keys are combined through shared memory. */
+constexpr int kWarps = kBlock / 32;
+
 template <typename T, int OP, int VEC, bool ALIGNED>
 __global__ void __launch_bounds__(kBlock)
 extreme_cols_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t outer, int64_t n, int64_t inner,
@@ -143,22 +148,36 @@ extreme_cols_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t outer, i
   using K = typename keys<T>::K;
   constexpr bool MAX = is_max<OP>;
   constexpr int UNROLL = VEC == 1 ? 8 : 4;
-  const int64_t groups = inner / VEC, total = outer * segs * groups;
-  for (int64_t idx = (int64_t)blockIdx.x * kBlock + threadIdx.x; idx < total; idx += (int64_t)gridDim.x * kBlock) {
-    const int64_t g = idx % groups, t = idx / groups, s = t % segs, o = t / segs;
-    const int64_t begin = s * seg_len, m = begin + seg_len < n ? seg_len : n - begin;
+  __shared__ K shared[kWarps][32 * VEC];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t groups = inner / VEC, tiles = ceil_div(groups, 32), items = outer * segs * tiles;
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int64_t tile = item % tiles, t = item / tiles, s = t % segs, o = t / segs;
+    const int64_t g = tile * 32 + lane, begin = s * seg_len;
+    const int64_t m = begin + seg_len < n ? seg_len : n - begin;
     K acc[VEC];
 #pragma unroll
     for (int e = 0; e < VEC; ++e) acc[e] = ident<MAX, K>();
-    for_each_strided_vec<VEC, UNROLL, ALIGNED, false>(x + (o * n + begin) * inner + g * VEC, m, inner,
-                                                      [&](const T(&v)[VEC]) {
+    if (g < groups && warp < m)
+      for_each_strided_vec<VEC, UNROLL, ALIGNED, false>(
+          x + (o * n + begin + warp) * inner + g * VEC, (m - warp + kWarps - 1) / kWarps, inner * kWarps,
+          [&](const T(&v)[VEC]) {
 #pragma unroll
-                                                        for (int e = 0; e < VEC; ++e)
-                                                          acc[e] = pick<MAX>(acc[e], key_for<T, OP>(v[e]));
-                                                      });
-    T *out = y + (o * segs + s) * inner + g * VEC;
+            for (int e = 0; e < VEC; ++e) acc[e] = pick<MAX>(acc[e], key_for<T, OP>(v[e]));
+          });
 #pragma unroll
-    for (int e = 0; e < VEC; ++e) out[e] = keys<T>::template back<MAX>(acc[e]);
+    for (int e = 0; e < VEC; ++e) shared[warp][lane * VEC + e] = acc[e];
+    __syncthreads();
+    if (warp == 0 && g < groups) {
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        K k = shared[0][lane * VEC + e];
+#pragma unroll
+        for (int w = 1; w < kWarps; ++w) k = pick<MAX>(k, shared[w][lane * VEC + e]);
+        y[(o * segs + s) * inner + g * VEC + e] = keys<T>::template back<MAX>(k);
+      }
+    }
+    __syncthreads(); /* read by warp 0 before the next item writes */
   }
 }
 
@@ -194,13 +213,13 @@ ExtremePlan plan_extreme(redux_shape s, redux_dtype t) {
     seg = ceil_div(seg < least ? least : seg, quantum) * quantum;
     return seg >= s.n ? ExtremePlan{s.n, 1} : ExtremePlan{seg, ceil_div(s.n, seg)};
   }
-  /* columns: a thread per column group of a segment; cut n where they
-   * alone leave the GPU idle, keeping at least 64 rows a segment */
+  /* columns: a block per tile of 32 column groups; cut n where the tiles
+   * alone leave the GPU idle, keeping at least 4 rows a warp */
   const int64_t vec = 16 / size;
-  const int64_t threads = s.outer * (s.inner % vec == 0 ? s.inner / vec : s.inner), want = blocks * kBlock;
-  if (threads >= want || s.n < 128) return {s.n, 1};
-  int64_t segs = ceil_div(want, threads);
-  if (segs > s.n / 64) segs = s.n / 64;
+  const int64_t tiles = s.outer * ceil_div(s.inner % vec == 0 ? s.inner / vec : s.inner, 32);
+  if (tiles >= blocks || s.n < 64) return {s.n, 1};
+  int64_t segs = ceil_div(blocks, tiles);
+  if (segs > s.n / (4 * kWarps)) segs = s.n / (4 * kWarps);
   const int64_t seg = ceil_div(s.n, segs);
   return {seg, ceil_div(s.n, seg)};
 }
@@ -228,9 +247,9 @@ redux_status launch_pass(const T *x, T *y, redux_shape s, ExtremePlan p, int gri
     return launch_rows_of<T, OP, kBlock>(x, y, s.outer, s.n, p.seg_len, p.segs, grid, stream);
   }
   constexpr int VEC = vec_of<T>::value;
-  const bool vectors = (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0 && s.inner % VEC == 0;
+  const bool vectors = (uintptr_t)x % 16 == 0 && s.inner % VEC == 0;
   auto kernel = vectors ? extreme_cols_kernel<T, OP, VEC, true> : extreme_cols_kernel<T, OP, 1, false>;
-  const int g = grid_for(kernel, ceil_div(s.outer * p.segs * (vectors ? s.inner / VEC : s.inner), kBlock), grid);
+  const int g = grid_for(kernel, s.outer * p.segs * ceil_div(vectors ? s.inner / VEC : s.inner, 32), grid);
   kernel<<<g, kBlock, 0, stream>>>(x, y, s.outer, s.n, s.inner, p.seg_len, p.segs);
   return launch_status();
 }
