@@ -239,3 +239,29 @@ def test_the_largest_and_smallest_magnitude_in_one_read(device, dtype):
         with torch.no_grad():
             fused = redux.vector_norm(z, p, 1)
         assert torch.equal(redux.vector_norm(z, p, 1), fused)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+def test_every_value_orders_as_its_key(device, dtype):
+    """The key order is the value order (include/redux/extremes.h): every
+    16-bit value (a sample of float32's) against its neighbours in value
+    order and against random partners, as rows of two, bit for bit."""
+    if dtype == torch.float32:
+        g = torch.Generator().manual_seed(3)
+        raw = torch.randint(-(2**31), 2**31, (1 << 20,), generator=g, dtype=torch.int64).to(torch.int32)
+        values = raw.view(torch.float32)
+    else:
+        values = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(dtype)
+    values = values[~values.isnan()]
+    ordered = values.double().sort().values.to(dtype)
+    partners = ordered[torch.randperm(ordered.numel(), generator=torch.Generator().manual_seed(4))]
+    for a, b in ((ordered[:-1], ordered[1:]), (ordered, partners)):
+        pairs = torch.stack([a, b], 1).to(device)
+        for mine, torchs in OPS:
+            got, want = mine(pairs, 1), torchs(pairs, 1)
+            assert torch.equal(got, want)
+            zeros = (want == 0).cpu()
+            got_bits = got.cpu()[~zeros].view(torch.int16 if dtype != torch.float32 else torch.int32)
+            want_bits = want.cpu()[~zeros].view(torch.int16 if dtype != torch.float32 else torch.int32)
+            assert torch.equal(got_bits, want_bits)  # away from zero the value fixes the bits
