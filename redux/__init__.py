@@ -53,8 +53,8 @@ distributed._register_dtensor_rules_when_loaded()
 batching.register()
 
 __all__ = ["__version__", "sum", "mean", "var", "std", "var_mean", "logsumexp", "softmax", "log_softmax",
-           "vector_norm", "amax", "amin", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS", "Variant", "by_name",
-           "has_cuda_kernels"]
+           "vector_norm", "amax", "amin", "distributed", "enable", "disable", "enabled", "is_enabled", "VARIANTS",
+           "Variant", "by_name", "has_cuda_kernels"]
 
 
 def _serve_packet_calls(packet, entry):

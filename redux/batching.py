@@ -7,11 +7,13 @@ sample's trailing dims (and full reductions) keep each sample's bits: a
 row's reduction tree depends only on its length and dtype. Sums over a
 sample's leading or middle dims (the columns family) are deterministic but,
 as for any batch, their chunking on CUDA may follow the batched shape.
+amax and amin are exact with order-free bits: a sample's extreme has its
+bits in any batch.
 """
 import torch
 
-_OPS = {"redux::sum": "redux.sum", "redux::mean": "redux.mean"}
-_EXTREMES = {"redux::amax": "redux.amax", "redux::amin": "redux.amin"}
+_OPS = {"redux::sum": "redux.sum", "redux::mean": "redux.mean", "redux::amax": "redux.amax",
+        "redux::amin": "redux.amin"}
 
 
 def sample_dims(name, dim, rank):
@@ -29,29 +31,15 @@ def sample_dims(name, dim, rank):
 
 
 def _rule(op, name):
-    def batched(info, in_dims, input, dim=None, keepdim=False, *, dtype=None):
+    def batched(info, in_dims, input, dim=None, keepdim=False, **kwargs):  # kwargs: sum's and mean's dtype
         if in_dims[0] is None:  # only a tensor argument can be batched, and input is the only one
-            return op(input, dim, keepdim, dtype=dtype), None
+            return op(input, dim, keepdim, **kwargs), None
         x = input.movedim(in_dims[0], 0)
         rank = x.dim() - 1
         dims = [d + 1 for d in sample_dims(name, dim, rank)]
         if rank == 0:  # a 0-dim sample: its element as a row of one, no kept dim
             x, keepdim = x.unsqueeze(1), False
-        return op(x, dims, keepdim, dtype=dtype), 0
-    return batched
-
-
-def _extreme_rule(op, name):
-    """amax / amin: exact, so any sample's extreme has its bits in the batch."""
-    def batched(info, in_dims, input, dim=(), keepdim=False):
-        if in_dims[0] is None:
-            return op(input, dim, keepdim), None
-        x = input.movedim(in_dims[0], 0)
-        rank = x.dim() - 1
-        dims = [d + 1 for d in sample_dims(name, dim, rank)]
-        if rank == 0:
-            x, keepdim = x.unsqueeze(1), False
-        return op(x, dims, keepdim), 0
+        return op(x, dims, keepdim, **kwargs), 0
     return batched
 
 
@@ -59,6 +47,3 @@ def register():
     for qualname, name in _OPS.items():
         op = getattr(torch.ops.redux, qualname.split("::")[1]).default
         torch.library.register_vmap(qualname, _rule(op, name))
-    for qualname, name in _EXTREMES.items():
-        op = getattr(torch.ops.redux, qualname.split("::")[1]).default
-        torch.library.register_vmap(qualname, _extreme_rule(op, name))

@@ -274,19 +274,6 @@ def _statistic(op, kernel, upcast=tuple(_HALF_COMPLEX)):
     return run
 
 
-# The dtypes redux's amax and amin read (csrc/torch/extremes.cpp); torch's
-# CPU kernels refuse the others (unsigned 16-64 bit, float8, complex).
-_EXTREME_READS = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.bool, torch.uint8, torch.int8,
-                  torch.int16, torch.int32, torch.int64)
-
-
-def _extreme(op, kernel, x, dim, keepdim):
-    """aten::amax / amin: redux's op; torch's error type for a dtype it has no loop for."""
-    if x.dtype not in _EXTREME_READS:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{str(x.dtype).split(".")[1]}\'')
-    return op(x, dim, keepdim)
-
-
 def _softmax(kernel, op, x, dim, half_to_float):
     """aten::_softmax / _log_softmax: redux's op (half_to_float: a float32 result)."""
     _torch_kernel_dtypes(kernel, x)
@@ -560,9 +547,10 @@ _COMPOSITES = {
     "_foreach_norm.Scalar": lambda tensors, ord=2, dtype=None: _foreach_norm(tensors, ord, dtype),
     "native_layer_norm": _layer_norm,
     "native_layer_norm_backward": _layer_norm_backward,
-    # exact in any order; redux's bits are order-free too (-0 below +0, one NaN)
-    "amax": lambda x, dim=(), keepdim=False: _extreme(torch.ops.redux.amax, "amax", x, dim, keepdim),
-    "amin": lambda x, dim=(), keepdim=False: _extreme(torch.ops.redux.amin, "amin", x, dim, keepdim),
+    # exact in any order; redux's bits are order-free too (-0 below +0, one NaN); the dtypes
+    # torch has no loop for get NotImplementedError, as torch's
+    "amax": lambda x, dim=(), keepdim=False: torch.ops.redux.amax(x, dim, keepdim),
+    "amin": lambda x, dim=(), keepdim=False: torch.ops.redux.amin(x, dim, keepdim),
     # F.rms_norm's (on the CPU, torch composes it from aten ops; the switch's kernel takes its place there too)
     "_fused_rms_norm": _rms_norm,
     "_fused_rms_norm_backward": _rms_norm_backward,
