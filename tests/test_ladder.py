@@ -14,9 +14,10 @@ SIZES = [1, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 2048, 4096, 4097, 65537
 def test_variants_table_is_the_registered_ops():
     registered = {n.split("::")[1] for n in torch._C._dispatch_get_all_op_names() if n.startswith("redux::")}
     public = {n for n in registered if not n.startswith("_")}
-    # mean, var, ..., softmax are torch's ops on the product's sum, not sum variants the harness scores
-    on_sum = {"mean", "var", "std", "var_mean", "logsumexp", "softmax", "log_softmax", "vector_norm"}
-    assert public == {v.name for v in redux.VARIANTS} | on_sum, "VARIANTS and the C++ registrations disagree"
+    # mean, var, ..., softmax are torch's ops on the product's sum, amax and amin its other reductions:
+    # not sum variants the harness scores
+    others = {"mean", "var", "std", "var_mean", "logsumexp", "softmax", "log_softmax", "vector_norm", "amax", "amin"}
+    assert public == {v.name for v in redux.VARIANTS} | others, "VARIANTS and the C++ registrations disagree"
     assert len(RUNGS) == 8 and "sum" not in RUNGS
     for v in redux.VARIANTS:
         assert v.idea and isinstance(v.deterministic, bool)
