@@ -16,9 +16,9 @@
 
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "autograd_node.h"
 #include "plan.h"
 
 namespace redux_shim {
@@ -48,15 +48,6 @@ struct SumBackward final : torch::autograd::Node {
   }
   std::string name() const override { return "redux::SumBackward"; }
 };
-
-// A new graph node, held the way this torch holds nodes: std::shared_ptr
-// (torch 2.11) or c10::intrusive_ptr (newer releases).
-using NodePtr = decltype(torch::autograd::Edge{}.function);
-template <class N>
-auto make_node() {
-  if constexpr (std::is_same_v<NodePtr, std::shared_ptr<torch::autograd::Node>>) return std::make_shared<N>();
-  else return c10::make_intrusive<N>();
-}
 
 // Reverse mode: a SumBackward node when self requires grad (none in the
 // common inference case). Forward mode: a sum is linear, so the output's

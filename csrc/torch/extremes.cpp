@@ -16,9 +16,9 @@
 #include <atomic>
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "autograd_node.h"
 #include "row_kernels.h"
 
 namespace redux_shim {
@@ -102,17 +102,13 @@ ExtremeCall extreme_call(redux_extreme op, const at::Tensor &self, at::IntArrayR
   return call;
 }
 
-at::Tensor extreme_result(ExtremeCall &call) {
+at::Tensor extreme_result(ExtremeCall &call, const at::Tensor &self) {
   finish_outputs(call.plan, call.result, call.kernel_out);
-  return call.result;
+  // the kernels' int64 for integers and bool, cast back: exact
+  return call.result.scalar_type() == self.scalar_type() ? call.result : call.result.to(self.scalar_type());
 }
 
 namespace {
-
-// The result in self's dtype (the kernels' int64 cast back: exact).
-at::Tensor in_dtype_of(const at::Tensor &self, const at::Tensor &r) {
-  return r.scalar_type() == self.scalar_type() ? r : r.to(self.scalar_type());
-}
 
 at::Tensor extreme_cpu(redux_extreme op, const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
   ExtremeCall call = extreme_call(op, self, dim, keepdim);
@@ -146,7 +142,7 @@ at::Tensor extreme_cpu(redux_extreme op, const at::Tensor &self, at::IntArrayRef
   pass(x, parts.mutable_data_ptr(), s, seg_len);
   if (segs > 1) pass(parts.const_data_ptr(), call.kernel_out.mutable_data_ptr(), redux_shape{s.outer, segs, s.inner},
                      segs);
-  return in_dtype_of(self, extreme_result(call));
+  return extreme_result(call, self);
 }
 
 at::Tensor extreme_meta(redux_extreme op, const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
@@ -217,13 +213,6 @@ struct ExtremeBackward final : torch::autograd::Node {
   }
   std::string name() const override { return "redux::ExtremeBackward"; }
 };
-
-using NodePtr = decltype(torch::autograd::Edge{}.function);
-template <class N>
-auto make_node() {
-  if constexpr (std::is_same_v<NodePtr, std::shared_ptr<torch::autograd::Node>>) return std::make_shared<N>();
-  else return c10::make_intrusive<N>();
-}
 
 at::Tensor extreme_autograd(redux_extreme op, const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
   auto call = [&](const at::Tensor &x) {

@@ -32,7 +32,7 @@ struct ExtremeCall {
   bool run = false;  // false: an empty result, nothing to compute
 };
 ExtremeCall extreme_call(redux_extreme op, const at::Tensor &self, at::IntArrayRef dim, bool keepdim);
-// Writes the result once the kernel has filled kernel_out.
-at::Tensor extreme_result(ExtremeCall &call);
+// The result in self's dtype, once the kernel has filled kernel_out.
+at::Tensor extreme_result(ExtremeCall &call, const at::Tensor &self);
 
 }  // namespace redux_shim

@@ -22,8 +22,7 @@ at::Tensor extreme_cuda(redux_extreme op, const at::Tensor &self, at::IntArrayRe
                redux_cuda_extreme(op, call.plan.input.const_data_ptr(), call.kernel_out.mutable_data_ptr(),
                                   ws_bytes > 0 ? ws.mutable_data_ptr() : nullptr, ws_bytes, call.plan.shape, call.t,
                                   0, stream));
-  at::Tensor r = extreme_result(call);
-  return r.scalar_type() == self.scalar_type() ? r : r.to(self.scalar_type());
+  return extreme_result(call, self);
 }
 
 at::Tensor amax_cuda(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
