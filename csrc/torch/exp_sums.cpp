@@ -37,6 +37,12 @@ at::Tensor shift(const at::Tensor &x, at::IntArrayRef dims, at::ScalarType wide)
   return extreme_op(REDUX_MAX).call(x.detach(), dims, true).to(wide);
 }
 
+// x in the wide dtype, always a new tensor (the callers change it in place): a whole-tensor cast
+// first, as torch's mixed-dtype broadcasting arithmetic is several times slower on the CPU.
+at::Tensor widened(const at::Tensor &x, at::ScalarType wide) {
+  return x.to(wide, /*non_blocking=*/false, /*copy=*/true);
+}
+
 at::Tensor exp_rows(const at::Tensor &x, redux_exp_op op) {
   static const auto handle = c10::Dispatcher::singleton()
                                  .findSchemaOrThrow("redux::_exp_rows", "")
@@ -63,7 +69,7 @@ at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keep
   // Non-finite maxima shift by 0, as torch's: the result is then +-inf or nan as the values make it.
   at::Tensor m = shift(x, reduced, wide);
   m = m.masked_fill(m.isfinite().logical_not(), 0);
-  const at::Tensor sums = sum_op().call(x.sub(m).exp(), dim, keepdim, std::nullopt);
+  const at::Tensor sums = sum_op().call(widened(x, wide).sub_(m).exp_(), dim, keepdim, std::nullopt);
   return sums.log().add(keepdim ? m : m.squeeze(reduced)).to(x.scalar_type());
 }
 
@@ -81,7 +87,7 @@ at::Tensor softmax_of(const char *op, const at::Tensor &self, int64_t dim, std::
   if (takes_row_kernel(x, reduced)) return exp_rows(x, log_form ? REDUX_EXP_LOG_SOFTMAX : REDUX_EXP_SOFTMAX);
   const at::ScalarType wide = mean_sum_dtype(x.scalar_type());
   // Not shifted by 0 where the maximum is infinite: torch's answer there is nan, and so is this one.
-  const at::Tensor shifted = x.sub(shift(x, reduced, wide));
+  const at::Tensor shifted = widened(x, wide).sub_(shift(x, reduced, wide));
   const at::Tensor exps = shifted.exp();
   const at::Tensor sums = sum_op().call(exps, reduced, true, std::nullopt);
   const at::Tensor y = log_form ? shifted.sub(sums.log()) : exps.div(sums);
