@@ -54,8 +54,11 @@ def check_row_kernels():
                 assert torch.allclose(torch.ops.redux.softmax(x, -1).double(), ref.softmax(-1), rtol=tol, atol=tol)
                 assert torch.allclose(torch.ops.redux.log_softmax(x, -1).double(), ref.log_softmax(-1), rtol=tol,
                                       atol=tol)
+                parts = torch.ops.redux._exp_rows(x, 3)  # the pieces of long rows: fp64 maximum and sum
+                assert torch.equal(parts[:, 0], ref.amax(-1))
+                assert torch.allclose(parts[:, 1], (ref - ref.amax(-1, keepdim=True)).exp().sum(-1), rtol=1e-12)
                 rows.append(x[1])
-                count += 4
+                count += 5
         for x, got in zip(rows, torch.ops.redux._sum_squares_each(rows, 1.0, True)):
             assert torch.equal(got, torch.ops.redux._sum_squares_rows(x.reshape(1, -1), 1.0, True)[0])
             count += 1

@@ -42,6 +42,62 @@ def test_within_one_rounding_of_the_fp64_answer(device, dtype, n):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 33, 1025, 8191, 65536])
+def test_parts_are_a_rows_maximum_and_its_sum_of_exponentials(device, dtype, n):
+    """op 3, the pieces of long rows: each row's maximum, exactly, and the
+    fp64 sum of exp(x - max) (max where finite, else 0) to fp64 accuracy."""
+    x = random_tensor((3, n), dtype, device, seed=n + 1)
+    x[1, n // 2] = float("-inf")
+    x[2] = float("-inf")
+    parts = torch.ops.redux._exp_rows(x, 3)
+    assert parts.dtype == torch.float64 and parts.shape == (3, 2)
+    x64 = x.double().cpu()
+    top = x64.amax(-1)
+    assert torch.equal(parts[:, 0].cpu(), top)
+    shift = torch.where(top.isfinite(), top, 0)
+    want = (x64 - shift.unsqueeze(-1)).exp().sum(-1)
+    torch.testing.assert_close(parts[:, 1].cpu(), want, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_long_rows_logsumexp_combines_its_pieces_with_the_contracts(device):
+    """logsumexp of rows longer than a row kernel takes: each piece's
+    maximum and sum of exponentials by the row kernel (op 3) in fp64, then
+    combined; one rounding of the fp64 answer, torch's edge values, the same
+    bits for a row alone or in a batch, on one thread and compiled."""
+    max_n = redux._C.row_kernel_max_n()
+    for dtype in DTYPES:
+        for shape, dim in (((max_n + 1,), [0]), ((3, 128256), [1]), ((2, 3, max_n), [1, 2])):
+            x = random_tensor(shape, dtype, device, seed=sum(shape))
+            for keepdim in (False, True):
+                got = torch.ops.redux.logsumexp(x, dim, keepdim)
+                want = torch.logsumexp(x.double().cpu(), dim, keepdim)
+                assert got.dtype == dtype and got.shape == want.shape
+                err = (got.double().cpu() - want).abs()
+                assert (err <= torch.finfo(dtype).eps * want.abs()).all(), (shape, dtype)
+    inf, nan = float("inf"), float("nan")
+    x = random_tensor((6, 2 * max_n + 5), torch.float32, device, seed=12)
+    x[0, 7] = inf
+    x[1, -1] = nan
+    x[2] = -inf
+    x[3, :max_n + 100] = -inf
+    x[3, max_n + 100:] -= 800  # the pieces' maxima far below 0
+    x[4, 3], x[4, -2] = inf, 100.0
+    got = torch.ops.redux.logsumexp(x, [1])
+    want = torch.logsumexp(x.double().cpu(), [1]).float()
+    torch.testing.assert_close(got.cpu(), want, equal_nan=True, rtol=1.2e-7, atol=0)
+    assert "redux::_exp_rows" in ops_called(lambda: torch.ops.redux.logsumexp(x, [1]))
+    x = random_tensor((5, 3 * max_n + 1000), torch.float32, device, seed=13)
+    whole = torch.ops.redux.logsumexp(x, [1])
+    for i in (0, 3):
+        assert torch.equal(torch.ops.redux.logsumexp(x[i:i + 1], [1]), whole[i:i + 1])
+    assert torch.equal(on_one_thread(lambda: torch.ops.redux.logsumexp(x, [1])), whole)
+    compiled = torch.compile(lambda t: torch.ops.redux.logsumexp(t, [1]), fullgraph=True)(x)
+    assert torch.equal(compiled, whole)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_edge_values_give_torchs_answers(device):
     inf, nan = float("inf"), float("nan")
     rows = torch.tensor([[1.0, 2.0, 3.0, 4.0], [-inf, -inf, -inf, -inf], [inf, 1.0, 2.0, 3.0], [nan, 1.0, 2.0, 3.0],
@@ -61,7 +117,7 @@ def test_bits_depend_on_the_row_alone(device):
     or many: a row is one block's or one thread's, with a fixed tree."""
     for n in (33, 1025, 8191):
         x = random_tensor((9, n), torch.float32, device, seed=7)
-        for op in OPS:
+        for op in (*OPS, 3):
             whole = torch.ops.redux._exp_rows(x, op)
             for i in (0, 4, 8):
                 assert torch.equal(torch.ops.redux._exp_rows(x[i:i + 1], op), whole[i:i + 1])
@@ -89,11 +145,15 @@ def test_the_composites_take_it_where_no_gradient_is_recorded(device):
             assert "redux::_exp_rows" in ops_called(lambda: call(g)), name
         # the composite and the kernel agree to within a rounding
         torch.testing.assert_close(call(g).detach(), call(x), rtol=2e-7, atol=2e-7)
-    # not the last dim, float64, rows longer than the kernel takes: the composite
+    # not the last dim, float64, softmax of rows longer than the kernel takes: the composite
     for call in (lambda: torch.ops.redux.softmax(x, 1), lambda: torch.ops.redux.softmax(x.double(), -1),
-                 lambda: torch.ops.redux.logsumexp(random_tensor((2, 65537), torch.float32, device, 9), [1])):
+                 lambda: torch.ops.redux.softmax(random_tensor((2, 65537), torch.float32, device, 9), 1)):
         names = ops_called(call)
         assert "redux::_exp_rows" not in names and "redux::sum" in names
+    # logsumexp of longer rows: the kernel on pieces, where no gradient is recorded
+    long = random_tensor((2, 65537), torch.float32, device, 9)
+    assert "redux::_exp_rows" in ops_called(lambda: torch.ops.redux.logsumexp(long, [1]))
+    assert "redux::_exp_rows" not in ops_called(lambda: torch.ops.redux.logsumexp(long.requires_grad_(), [1]))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -104,13 +164,14 @@ def test_compiled_and_vmapped_calls_give_the_eager_bits(device):
     assert torch.equal(torch.vmap(lambda r: torch.ops.redux.log_softmax(r, 0))(x), torch.ops.redux.log_softmax(x, 1))
     torch.library.opcheck(torch.ops.redux._exp_rows.default, (x, 0))
     torch.library.opcheck(torch.ops.redux._exp_rows.default, (x.half(), 2))
+    torch.library.opcheck(torch.ops.redux._exp_rows.default, (x.bfloat16(), 3))
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_bad_arguments_are_named(device):
     x = random_tensor((3, 4), torch.float32, device, seed=11)
-    with pytest.raises(RuntimeError, match="redux._exp_rows: argument 'op' must be 0"):
-        torch.ops.redux._exp_rows(x, 3)
+    with pytest.raises(RuntimeError, match=r"redux._exp_rows: argument 'op' must be 0 .* or 3 \(parts\), got 4"):
+        torch.ops.redux._exp_rows(x, 4)
     with pytest.raises(RuntimeError, match="redux._exp_rows: argument 'x' is 0-dim"):
         torch.ops.redux._exp_rows(x[0, 0], 0)
     with pytest.raises(RuntimeError, match="redux._exp_rows: argument 'x' has dtype"):

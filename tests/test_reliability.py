@@ -1,10 +1,12 @@
 """Reliability: the C kernels under AddressSanitizer/UBSan, indexing beyond
 2^31 elements, strange views and values, stress without leaks, and failure
 paths (out of memory) that leave the process usable."""
+import decimal
 import gc
 import math
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -107,6 +109,37 @@ def test_cpu_row_kernel_forms_give_the_same_bits(tmp_path):
     for name, other in (("four lanes", four), ("baseline", base)):
         differ = [f"{a}  vs  {b}" for a, b in zip(fast, other) if a != b]
         assert not differ, f"{fast_head} against {name}:\n" + "\n".join(differ[:5])
+
+
+@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+def test_cpu_exp_is_within_two_ulp_in_every_form(tmp_path):
+    """redux's CPU exp (csrc/cpu/exp.h) against long double expl on random
+    arguments, and its four- and eight-lane forms against the scalar one, as
+    the extension builds them and in baseline code; its edges."""
+    cpu = os.path.join(ROOT, "csrc", "cpu")
+    for defines in ([], ["-DREDUX_CPU_NO_CLONES"]):
+        exe = tmp_path / ("exp" + "".join(defines))
+        subprocess.run([CC, "-std=c11", "-O2", "-ffp-contract=off", "-w", *defines, "-I", os.path.join(ROOT, "include"),
+                        "-I", cpu, os.path.join(ROOT, "tests", "c", "exp_accuracy_check.c"), "-lm", "-o", str(exe)],
+                       check=True)
+        run = subprocess.run([str(exe)], capture_output=True, text=True)
+        assert run.returncode == 0 and run.stdout.splitlines()[-1] == "ok", run.stdout
+
+
+def test_exp_table_is_correctly_rounded():
+    """include/redux/exp_table.h's T[j] = 2^(j / 64), j = 0 .. 63, each the
+    double nearest the exact value (decimal arithmetic to 60 digits), and
+    its constants the ones the algorithm needs."""
+    text = open(os.path.join(ROOT, "include", "redux", "exp_table.h")).read()
+    table = re.findall(r"0x1\.[0-9a-f]{13}p\+0", text.split("#define REDUX_EXP2_TABLE", 1)[1])
+    decimal.getcontext().prec = 60
+    ln2 = decimal.Decimal(2).ln()
+    assert [float.fromhex(v) for v in table] == [float((ln2 * j / 64).exp()) for j in range(64)]
+    constant = dict(re.findall(r"#define (REDUX_EXP_\w+) (\S+)", text))
+    assert float.fromhex(constant["REDUX_EXP_TO_STEPS"]) == float(64 / ln2)
+    hi, lo = float.fromhex(constant["REDUX_EXP_STEP_HI"]), float.fromhex(constant["REDUX_EXP_STEP_LO"])
+    assert hi + lo == float(ln2 / 64) and abs(decimal.Decimal(hi) + decimal.Decimal(lo) - ln2 / 64) < 2 ** -90
+    assert int(hi.hex().split(".")[1][:13], 16) & 0xFFFFF == 0  # 20 low bits clear: K * hi is exact for |K| < 2^20
 
 
 PLAN_FORMS_C = r"""

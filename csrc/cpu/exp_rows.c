@@ -5,92 +5,33 @@
  * once into fp64 (with its maximum), then the sum of exp(x - m) runs in
  * XLANES fp64 lanes (element i into lane i % XLANES) combined by a fixed
  * pairwise tree, then the outputs are written: a row's bits depend only on
- * its values and n. exp is redux's own (redux_exp below): plain IEEE
- * arithmetic the compiler vectorizes, the same bits on every machine and
- * C library. Compiled with -ffp-contract=off (setup.py).
+ * its values and n. exp is redux's own (exp.h): plain IEEE arithmetic and
+ * a table, vectorized, the same bits on every machine and C library.
+ * Compiled with -ffp-contract=off (setup.py).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "exp.h"
 #include "rows.h"
-
-#define LN2_HI 0x1.62e42fee00000p-1 /* ln2's leading bits: k * LN2_HI is exact */
-#define LN2_LO 0x1.a39ef35793c76p-33
-/* p = exp(r)'s Taylor polynomial to degree 12 at r, by Horner's rule;
- * CONST(c) makes the constant c of p's type. */
-#define EXP_TAYLOR(p, r, CONST)              \
-  do {                                       \
-    p = CONST(1.0 / 479001600.0);            \
-    p = p * (r) + CONST(1.0 / 39916800.0);   \
-    p = p * (r) + CONST(1.0 / 3628800.0);    \
-    p = p * (r) + CONST(1.0 / 362880.0);     \
-    p = p * (r) + CONST(1.0 / 40320.0);      \
-    p = p * (r) + CONST(1.0 / 5040.0);       \
-    p = p * (r) + CONST(1.0 / 720.0);        \
-    p = p * (r) + CONST(1.0 / 120.0);        \
-    p = p * (r) + CONST(1.0 / 24.0);         \
-    p = p * (r) + CONST(1.0 / 6.0);          \
-    p = p * (r) + CONST(0.5);                \
-    p = p * (r) + CONST(1.0);                \
-    p = p * (r) + CONST(1.0);                \
-  } while (0)
-/* exp(x) in fp64 for the arguments a row gives (x - max <= 0, or inf and
- * NaN): x = k ln2 + r with k = round(x / ln2) and |r| <= ln2 / 2 (ln2 in
- * two parts, so k ln2 is exact), exp(r) by its Taylor polynomial to degree
- * 12 (the first term left out is below 2^-52 relative), times 2^k. Within a
- * few ulp on [-708, 709.4]; below -708 0 (the true value is under 2^-1021,
- * lost beside the row maximum's 1; exp(-inf) = 0), above 709.4 inf, NaN
- * for NaN. Branch-free, so the loops that call it vectorize. */
-static inline double redux_exp(double x) {
-  const double shifter = 0x1.8p52; /* adding it rounds to an integer, kept in the low bits */
-  const double y = x < -708.0 ? -708.0 : x;
-  const double kd = y * 0x1.71547652b82fep0 + shifter;
-  int64_t kbits, sbits;
-  memcpy(&kbits, &kd, sizeof kbits);
-  memcpy(&sbits, &shifter, sizeof sbits);
-  const double kf = kd - shifter;
-  const double r = (y - kf * LN2_HI) - kf * LN2_LO;
-  double p;
-  EXP_TAYLOR(p, r, (double));
-  const uint64_t bits = (uint64_t)(kbits - sbits + 1023) << 52; /* 2^k; k = 1024 gives inf */
-  double scale;
-  memcpy(&scale, &bits, sizeof scale);
-  return x < -708.0 ? 0.0 : x > 709.5 ? (double)INFINITY : p * scale;
-}
-
-/* redux_exp on the lanes of a vector: the same bits as redux_exp. */
-#define EXP_LANES(NAME, V, VI, VU, SPLAT, SELECT)                                                  \
-  static inline __attribute__((always_inline)) V NAME(V x) {                                       \
-    const double shifter = 0x1.8p52;                                                               \
-    const V y = SELECT(x < SPLAT(-708.0), SPLAT(-708.0), x);                                       \
-    const V kd = y * SPLAT(0x1.71547652b82fep0) + SPLAT(shifter);                                  \
-    const V kf = kd - SPLAT(shifter);                                                              \
-    const V r = (y - kf * SPLAT(LN2_HI)) - kf * SPLAT(LN2_LO);                                     \
-    V p;                                                                                           \
-    EXP_TAYLOR(p, r, SPLAT);                                                                       \
-    const VU bits = (VU)((VI)kd - (VI)SPLAT(shifter) + 1023) << 52;                                \
-    return SELECT(x < SPLAT(-708.0), SPLAT(0.0),                                                   \
-                  SELECT(x > SPLAT(709.5), SPLAT((double)INFINITY), p * (V)bits));                 \
-  }
-EXP_LANES(redux_exp4, v4d, v4i, v4u, splat, select4)
-#ifdef REDUX_EIGHT_LANES
-EXP_LANES(redux_exp8, v8d, v8i, v8u, splat8, select8)
-#endif
 
 /* The row as fp64 into d[0, n), and its maximum (NaN if any element is). */
 static REDUX_HOT double load_row(const void *x, int64_t row, int64_t n, redux_dtype t, double *d) {
   load_values(x, row, n, t, d);
-  /* four running maxima, then theirs (a maximum is exact in any order) */
-  v4d m4 = splat(-INFINITY);
+  /* four running maxima of four lanes each, so the compares overlap; then
+   * theirs (a maximum is exact in any order) */
+  v4d m4[4] = {splat(-INFINITY), splat(-INFINITY), splat(-INFINITY), splat(-INFINITY)};
   int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    v4d v;
-    memcpy(&v, d + i, sizeof v);
-    m4 = select4((v > m4) | (v != v), v, m4);
-  }
+  for (; i + 16 <= n; i += 16)
+    for (int k = 0; k < 4; ++k) {
+      v4d v;
+      memcpy(&v, d + i + 4 * k, sizeof v);
+      m4[k] = select4((v > m4[k]) | (v != v), v, m4[k]);
+    }
   double m = -INFINITY;
-  for (int j = 0; j < 4; ++j) m = (m4[j] > m || m4[j] != m4[j]) ? m4[j] : m;
+  for (int k = 0; k < 4; ++k)
+    for (int j = 0; j < 4; ++j) m = (m4[k][j] > m || m4[k][j] != m4[k][j]) ? m4[k][j] : m;
   for (; i < n; ++i) m = (d[i] > m || d[i] != d[i]) ? d[i] : m;
   return m;
 }
@@ -131,16 +72,16 @@ static double exp_sum(const double *d, double *e, int64_t n, double shift) {
   return exp_sum4(d, e, n, shift);
 }
 
-/* y[i] = d[i] / by (divide) or (d[i] - shift) - by, rounded once to t. */
+/* y[i] = d[i] * by (scale) or (d[i] - shift) - by, rounded once to t. */
 #define STORE_ROW(T, CONVERT)                                              \
   do {                                                                     \
     T *p = (T *)y + row * n;                                               \
-    if (divide)                                                            \
-      for (int64_t i = 0; i < n; ++i) p[i] = CONVERT(d[i] / by);           \
+    if (scale)                                                             \
+      for (int64_t i = 0; i < n; ++i) p[i] = CONVERT(d[i] * by);           \
     else                                                                   \
       for (int64_t i = 0; i < n; ++i) p[i] = CONVERT((d[i] - shift) - by); \
   } while (0)
-static REDUX_HOT void store_row(void *y, int64_t row, int64_t n, redux_dtype t, const double *d, int divide,
+static REDUX_HOT void store_row(void *y, int64_t row, int64_t n, redux_dtype t, const double *d, int scale,
                                 double shift, double by) {
   switch (t) {
     case REDUX_F32: STORE_ROW(float, TO_F32); break;
@@ -153,12 +94,16 @@ redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t
                                 int64_t n, redux_dtype t) {
   if (t != REDUX_F32 && t != REDUX_F16 && t != REDUX_BF16) return REDUX_ERR_DTYPE;
   if (n < 1 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
-  if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX && op != REDUX_EXP_LOGSUMEXP) return REDUX_ERR_SHAPE;
+  if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX && op != REDUX_EXP_LOGSUMEXP && op != REDUX_EXP_PARTS)
+    return REDUX_ERR_SHAPE;
   double *d = malloc((size_t)n * sizeof *d);
   if (d == NULL) return REDUX_ERR_SHAPE;
   for (int64_t row = row_begin; row < row_end; ++row) {
     const double m = load_row(x, row, n, t, d);
-    if (op == REDUX_EXP_LOGSUMEXP) {
+    if (op == REDUX_EXP_PARTS) {
+      ((double *)y)[2 * row] = m;
+      ((double *)y)[2 * row + 1] = exp_sum(d, NULL, n, isfinite(m) ? m : 0.0);
+    } else if (op == REDUX_EXP_LOGSUMEXP) {
       /* torch's rule: only a finite maximum shifts the values */
       const double shift = isfinite(m) ? m : 0.0;
       const double v = log(exp_sum(d, NULL, n, shift)) + shift;
@@ -168,8 +113,9 @@ redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t
         default: ((uint16_t *)y)[row] = TO_BF16(v); break;
       }
     } else if (op == REDUX_EXP_SOFTMAX) {
+      /* times 1 / s: a division per element would cost more than the exponential */
       const double s = exp_sum(d, d, n, m);
-      store_row(y, row, n, t, d, 1, 0.0, s);
+      store_row(y, row, n, t, d, 1, 0.0, 1.0 / s);
     } else {
       /* (x - m) - log(s), the shift and the log subtracted in that order */
       const double s = exp_sum(d, NULL, n, m);

@@ -25,13 +25,15 @@ static inline __attribute__((always_inline)) v4d splat(double v) { return (v4d){
 static inline __attribute__((always_inline)) v4d select4(v4i mask, v4d yes, v4d no) { return (v4d)(((v4i)yes & mask) | ((v4i)no & ~mask)); }
 
 #ifdef REDUX_EIGHT_LANES
+#include <immintrin.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 typedef double v8d __attribute__((vector_size(64)));
 typedef int64_t v8i __attribute__((vector_size(64)));
 typedef uint64_t v8u __attribute__((vector_size(64)));
-static inline __attribute__((always_inline)) v8d splat8(double v) { return (v8d){v, v, v, v, v, v, v, v}; }
+/* a broadcast: GCC 12 builds the initializer {v, ..., v} lane by lane in AVX-512 code */
+static inline __attribute__((always_inline)) REDUX_AVX512 v8d splat8(double v) { return (v8d)_mm512_set1_pd(v); }
 static inline __attribute__((always_inline)) v8d select8(v8i mask, v8d yes, v8d no) { return (v8d)(((v8i)yes & mask) | ((v8i)no & ~mask)); }
 
 /* Whether the eight-lane forms run: the CPU has AVX-512F and

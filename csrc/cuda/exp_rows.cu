@@ -2,14 +2,16 @@
  * softmax, log_softmax and logsumexp of [rows, n] along n in one kernel,
  * and the backward of the first two in another.
  *
- * A group of `WIDTH` lanes owns a row (rows.cuh). Three reads of the row
+ * A group of `WIDTH` lanes owns a row (rows.cuh). Up to three reads of the row
  * (the later ones from cache): the maximum, the fp64 sum of exp(x - m) with lane l
  * taking vectors l, l + WIDTH, ... in order (lane_fold_range) and the lanes
- * combined by the fixed shuffle / block tree, then the outputs.
+ * combined by the fixed shuffle / block tree, then the outputs. exp is
+ * redux's own (exp64.cuh).
  */
 #include <math.h>
 
 #include "dispatch.cuh"
+#include "exp64.cuh"
 #include "grid.cuh"
 #include "rows.cuh"
 
@@ -41,22 +43,29 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_
     m = group_reduce<max_policy, WIDTH>(m, max_scratch, &max_shared);
     /* logsumexp shifts by a finite maximum only (torch's rule): an infinite
      * or NaN one leaves the values as they are. */
-    const double shift = (OP == REDUX_EXP_LOGSUMEXP && !isfinite(m)) ? 0.0 : (double)m;
+    const double shift = ((OP == REDUX_EXP_LOGSUMEXP || OP == REDUX_EXP_PARTS) && !isfinite(m)) ? 0.0 : (double)m;
     double s = 0.0;
     if (live)
       lane_fold_range<VEC, kExpUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH, [&](T v) {
-        s += exp((double)to_float<T>(v) - shift);
+        s += exp64((double)to_float<T>(v) - shift);
       });
     s = group_reduce<fp64_policy, WIDTH>(s, sum_scratch, &sum_shared);
     if (!live) return;
-    if constexpr (OP == REDUX_EXP_LOGSUMEXP) {
+    if constexpr (OP == REDUX_EXP_PARTS) {
+      if (lane == 0) {
+        double *parts = reinterpret_cast<double *>(y);  // the caller's double[2 rows]
+        parts[2 * row] = m;
+        parts[2 * row + 1] = s;
+      }
+    } else if constexpr (OP == REDUX_EXP_LOGSUMEXP) {
       if (lane == 0) y[row] = from_double<T>(log(s) + shift);
     } else {
       T *yr = y + row * n;
-      const double log_s = log(s);
+      /* times 1 / s: an fp64 division per element would cost about what the exponential does */
+      const double by = OP == REDUX_EXP_SOFTMAX ? 1.0 / s : log(s);
       for (int64_t i = lane; i < n; i += WIDTH) {
         const double d = (double)to_float<T>(xr[i]) - shift;
-        yr[i] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp(d) / s : d - log_s);
+        yr[i] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp64(d) * by : d - by);
       }
     }
   });
@@ -79,7 +88,7 @@ exp_rows_backward_kernel(const T *__restrict__ g, const T *__restrict__ y, T *__
     if (!live) return;
     for (int64_t i = lane; i < n; i += WIDTH) {
       const double gi = to_float<T>(g[at + i]), yi = to_float<T>(y[at + i]);
-      dx[at + i] = from_double<T>(LOG ? gi - exp(yi) * s : yi * (gi - s));
+      dx[at + i] = from_double<T>(LOG ? gi - exp64(yi) * s : yi * (gi - s));
     }
   });
 }
@@ -105,6 +114,7 @@ redux_status launch_op(redux_exp_op op, const void *x, void *y, int64_t rows, in
     case REDUX_EXP_SOFTMAX: return launch_width<T, REDUX_EXP_SOFTMAX>(x, y, rows, n, stream);
     case REDUX_EXP_LOG_SOFTMAX: return launch_width<T, REDUX_EXP_LOG_SOFTMAX>(x, y, rows, n, stream);
     case REDUX_EXP_LOGSUMEXP: return launch_width<T, REDUX_EXP_LOGSUMEXP>(x, y, rows, n, stream);
+    case REDUX_EXP_PARTS: return launch_width<T, REDUX_EXP_PARTS>(x, y, rows, n, stream);
   }
   return REDUX_ERR_SHAPE;
 }

@@ -10,10 +10,27 @@ namespace redux_shim {
 
 namespace {
 
+// The result's shape for x's (real or symbolic) sizes: x's (softmax, log_softmax), less the last
+// dim (logsumexp), or that dim replaced by the two parts.
+template <typename Size>
+std::vector<Size> exp_rows_shape(c10::ArrayRef<Size> sizes, redux_exp_op op) {
+  std::vector<Size> shape(sizes.begin(), sizes.end());
+  if (op == REDUX_EXP_LOGSUMEXP) shape.pop_back();
+  if (op == REDUX_EXP_PARTS) shape.back() = 2;
+  return shape;
+}
+
+// The parts are fp64; every other result has x's dtype.
+at::ScalarType exp_rows_dtype(const at::Tensor &x, redux_exp_op op) {
+  return op == REDUX_EXP_PARTS ? at::kDouble : x.scalar_type();
+}
+
 // The checks the real and meta kernels share.
 void check_op(int64_t op) {
-  TORCH_CHECK(op == REDUX_EXP_SOFTMAX || op == REDUX_EXP_LOG_SOFTMAX || op == REDUX_EXP_LOGSUMEXP, kExpRowsOp,
-              ": argument 'op' must be 0 (softmax), 1 (log_softmax) or 2 (logsumexp), got ", op);
+  TORCH_CHECK(op == REDUX_EXP_SOFTMAX || op == REDUX_EXP_LOG_SOFTMAX || op == REDUX_EXP_LOGSUMEXP ||
+                  op == REDUX_EXP_PARTS,
+              kExpRowsOp, ": argument 'op' must be 0 (softmax), 1 (log_softmax), 2 (logsumexp) or 3 (parts), got ",
+              op);
 }
 
 void check_backward_op(int64_t op) {
@@ -40,8 +57,7 @@ ExpRows exp_rows_args(const at::Tensor &x, int64_t op) {
 }
 
 at::Tensor exp_rows_result(const ExpRows &a, const at::Tensor &x) {
-  if (a.op != REDUX_EXP_LOGSUMEXP) return at::empty(x.sizes(), x.options());
-  return at::empty(x.sizes().slice(0, x.dim() - 1), x.options());
+  return at::empty(exp_rows_shape(x.sizes(), a.op), x.options().dtype(exp_rows_dtype(x, a.op)));
 }
 
 ExpRowsBackward exp_rows_backward_args(const at::Tensor &grad, const at::Tensor &out, int64_t op) {
@@ -95,8 +111,8 @@ at::Tensor exp_rows_cpu(const at::Tensor &x, int64_t op) {
 at::Tensor exp_rows_meta(const at::Tensor &x, int64_t op) {
   check_op(op);
   check_rows(x);
-  if (op != REDUX_EXP_LOGSUMEXP) return at::empty_symint(x.sym_sizes(), x.options());
-  return at::empty_symint(x.sym_sizes().slice(0, x.dim() - 1), x.options());
+  return at::empty_symint(exp_rows_shape(x.sym_sizes(), (redux_exp_op)op),
+                          x.options().dtype(exp_rows_dtype(x, (redux_exp_op)op)));
 }
 
 }  // namespace

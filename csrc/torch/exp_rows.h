@@ -20,7 +20,8 @@ struct ExpRows {
   redux_exp_op op;
 };
 ExpRows exp_rows_args(const at::Tensor &x, int64_t op);
-// The result: x's shape (softmax, log_softmax) or less its last dim (logsumexp).
+// The result: x's shape (softmax, log_softmax), less its last dim (logsumexp), or that dim
+// replaced by a row's fp64 maximum and sum of exponentials (parts).
 at::Tensor exp_rows_result(const ExpRows &a, const at::Tensor &x);
 
 constexpr const char *kExpRowsBackwardOp = "redux._exp_rows_backward";

@@ -2,7 +2,7 @@
 // and semantics on redux's sums. Over trailing dims of a float32, float16
 // or bfloat16 tensor, rows of up to kRowKernelMaxN elements (row_kernels.h),
 // where no gradient is being recorded: one kernel, redux::_exp_rows (fp64
-// inside).
+// inside); logsumexp of longer rows: that kernel on pieces of each row.
 // Otherwise the composite: the shift is redux::amax (exact, its bits the
 // values'), detached: the functions do not depend on
 // it, so neither do their gradients. exp(x - max) is formed in the mean's
@@ -50,6 +50,26 @@ at::Tensor exp_rows(const at::Tensor &x, redux_exp_op op) {
   return handle.call(x, (int64_t)op);
 }
 
+// logsumexp of rows longer than the row kernel takes (takes_long_rows): each row cut into pieces
+// (long_row_pieces), each piece's fp64 maximum m_r and sum s_r of exp(x - m_r) (m_r where finite,
+// else 0) by one kernel, then with M the largest m_r, M' = M where finite, else 0, and w_r = m_r
+// where finite, else M': log(sum_r s_r exp(w_r - M')) + M', the sum by redux::sum in fp64. A piece
+// of -inf adds 0, one with +inf or NaN makes the result so, as torch's. Bits: values and n alone.
+at::Tensor long_rows_logsumexp(const at::Tensor &x, const std::vector<int64_t> &reduced, bool keepdim) {
+  const LongRowPieces p = long_row_pieces(x, reduced);
+  std::vector<at::Tensor> parts{exp_rows(p.whole, REDUX_EXP_PARTS).reshape({-1, p.per_row, 2})};
+  if (p.tail.defined()) parts.push_back(exp_rows(p.tail, REDUX_EXP_PARTS).unsqueeze(1));
+  const at::Tensor all = parts.size() == 1 ? parts[0] : at::cat(parts, 1);  // [rows, pieces, 2]
+  const at::Tensor m = all.select(2, 0), s = all.select(2, 1);
+  const std::vector<int64_t> over_pieces{1};
+  at::Tensor top = extreme_op(REDUX_MAX).call(m, over_pieces, true);
+  top = top.masked_fill(top.isfinite().logical_not(), 0);
+  const at::Tensor weights = at::where(m.isfinite(), m, top).sub(top).exp();
+  const at::Tensor total = sum_op().call(s.mul(weights), over_pieces, false, std::nullopt);
+  const at::Tensor lse = total.log().add(top.squeeze(1)).to(x.scalar_type());
+  return reduced_shape(lse.view_symint(p.rows.sym_sizes().slice(0, p.rows.dim() - 1)), reduced, keepdim);
+}
+
 at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
   constexpr const char *op = "redux.logsumexp";
   TORCH_CHECK(self.defined(), op, ": argument 'self' is an undefined tensor");
@@ -66,6 +86,7 @@ at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keep
     return sum_op().call(x.to(wide).exp(), dim, keepdim, std::nullopt).log().to(x.scalar_type());
   if (takes_row_kernel(x, reduced))
     return reduced_shape(exp_rows(as_rows(x, reduced), REDUX_EXP_LOGSUMEXP), reduced, keepdim);
+  if (takes_long_rows(x, reduced)) return long_rows_logsumexp(x, reduced, keepdim);
   // Non-finite maxima shift by 0, as torch's: the result is then +-inf or nan as the values make it.
   at::Tensor m = shift(x, reduced, wide);
   m = m.masked_fill(m.isfinite().logical_not(), 0);

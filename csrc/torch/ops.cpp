@@ -197,8 +197,9 @@ static void define_composites(torch::Library &m) {
   for (const char *name : {"softmax", "log_softmax"})
     define(m, std::string(name) + "(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
            {at::Tag::pt2_compliant_tag});
-  // Internal: softmax (op 0), log_softmax (1) or logsumexp (2) along the
-  // last dim in one kernel (exp_rows.cpp), for those composites.
+  // Internal: softmax (op 0), log_softmax (1), logsumexp (2) or the fp64
+  // (maximum, sum of exponentials) of each row (3, pieces of long rows)
+  // along the last dim in one kernel (exp_rows.cpp), for those composites.
   define(m, "_exp_rows(Tensor x, int op) -> Tensor", {at::Tag::pt2_compliant_tag});
   // Internal: the backward of the first two from their output and its gradient.
   define(m, "_exp_rows_backward(Tensor grad, Tensor out, int op) -> Tensor", {at::Tag::pt2_compliant_tag});

@@ -271,16 +271,20 @@ redux_status redux_cuda_sum_from_partials(redux_family family, const void *parti
  * on its values and n: batch-invariant, and independent of the grid and the
  * thread count. Per row: m = max (NaN if any element is), s = the sum of
  * exp(x - m) in fp64 by a fixed tree, then
- *   REDUX_EXP_SOFTMAX      y[i] = exp(x[i] - m) / s        y: [rows, n]
+ *   REDUX_EXP_SOFTMAX      y[i] = exp(x[i] - m) * (1 / s)  y: [rows, n]
  *   REDUX_EXP_LOG_SOFTMAX  y[i] = (x[i] - m) - log(s)      y: [rows, n]
  *   REDUX_EXP_LOGSUMEXP    y = m' + log(s'), m' = m where finite, else 0
  *                          and s' the sum of exp(x - m')   y: [rows]
- * in fp64, one rounding to x's dtype. The CPU's exp is redux's own (a
- * fixed polynomial, within 1 ulp of fp64), not the C library's. */
+ * in fp64, one rounding to x's dtype, or, for a row cut into pieces that
+ * the caller combines,
+ *   REDUX_EXP_PARTS        y[2 row] = m, y[2 row + 1] = s' y: double[2 rows]
+ * unrounded. The CPU's exp is redux's own (a table and a fixed polynomial,
+ * within 1.3 ulp of fp64), not the C library's. */
 typedef enum redux_exp_op {
   REDUX_EXP_SOFTMAX = 0,
   REDUX_EXP_LOG_SOFTMAX = 1,
-  REDUX_EXP_LOGSUMEXP = 2
+  REDUX_EXP_LOGSUMEXP = 2,
+  REDUX_EXP_PARTS = 3
 } redux_exp_op;
 /* Their backward from the output y and its gradient g (both [rows, n], of
  * one dtype): s = the fp64 sum over the row, by the same kind of tree, of
