@@ -5,7 +5,8 @@
 For each op (sum, mean, var, std, var_mean, logsumexp, softmax,
 log_softmax, vector_norm with ord 2 and inf, amax, amin) and each float32 shape, rows
 (the last dim reduced, as a model's norms and softmaxes do) and columns
-(dim 0, as a bias gradient does) of widths 1024 and 8192, and one full
+(dim 0, as a bias gradient does) of widths 1024 and 8192, rows of a
+128256-token vocabulary (a cross-entropy's logsumexp), and one full
 sum of the competition's ranked size: the median time per call of
 torch's op and of redux's (torch.ops.redux), measured in the same run,
 one after the other for each shape, and their ratio (below 1: redux is
@@ -50,12 +51,14 @@ OPS = {  # name: (torch's call, redux's call, writes as much as it reads)
 
 
 def shapes(device):
-    """(label, shape, dims): rows and columns of model widths, one full reduction."""
+    """(label, shape, dims): rows and columns of model widths, vocabulary rows, one full reduction."""
     counts = (1, 256, 4096, 32768) if device == "cuda" else (1, 256, 2048)
     out = []
     for width in (1024, 8192):
         for rows in counts:
             out.append((f"({rows}, {width}) rows", (rows, width), [1]))
+    vocab_rows = 256 if device == "cuda" else 8  # a cross-entropy's rows over a 128256-token vocabulary
+    out.append((f"({vocab_rows}, 128256) rows", (vocab_rows, 128256), [1]))
     for rows, width in (((4096, 1024), (32768, 1024)) if device == "cuda" else ((2048, 1024),)):
         out.append((f"({rows}, {width}) cols", (rows, width), [0]))
     out.append(("52,428,800 full" if device == "cuda" else "4,194,304 full",
