@@ -57,8 +57,15 @@ def check_row_kernels():
                 parts = torch.ops.redux._exp_rows(x, 3)  # the pieces of long rows: fp64 maximum and sum
                 assert torch.equal(parts[:, 0], ref.amax(-1))
                 assert torch.allclose(parts[:, 1], (ref - ref.amax(-1, keepdim=True)).exp().sum(-1), rtol=1e-12)
+                for op in (0, 1):
+                    assert torch.equal(torch.ops.redux._exp_rows_apply(x, parts, op), torch.ops.redux._exp_rows(x, op))
                 rows.append(x[1])
-                count += 5
+                count += 7
+        long = random_tensor((3, 70001), dtype, "cuda", seed=5)  # rows longer than a row kernel takes
+        ref = long.double()
+        assert torch.allclose(torch.ops.redux.softmax(long, 1).double(), ref.softmax(1), rtol=1e-2, atol=1e-9)
+        assert torch.allclose(torch.ops.redux.logsumexp(long, [1]).double(), ref.logsumexp(1), rtol=1e-2)
+        count += 2
         for x, got in zip(rows, torch.ops.redux._sum_squares_each(rows, 1.0, True)):
             assert torch.equal(got, torch.ops.redux._sum_squares_rows(x.reshape(1, -1), 1.0, True)[0])
             count += 1

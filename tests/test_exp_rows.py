@@ -98,6 +98,74 @@ def test_long_rows_logsumexp_combines_its_pieces_with_the_contracts(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_apply_of_a_rows_own_parts_gives_the_one_kernel_bits(device):
+    """_exp_rows_apply (op 0, 1) from _exp_rows's parts (op 3) of the same
+    rows: the one-kernel softmax and log_softmax, bit for bit; its errors."""
+    for dtype in DTYPES:
+        for n in (1, 33, 1025, 8191):
+            x = random_tensor((2, 3, n), dtype, device, seed=n + 2)
+            parts = torch.ops.redux._exp_rows(x, 3)
+            for op in (0, 1):
+                assert torch.equal(torch.ops.redux._exp_rows_apply(x, parts, op), torch.ops.redux._exp_rows(x, op))
+    x = random_tensor((3, 4), torch.float32, device, seed=14)
+    parts = torch.ops.redux._exp_rows(x, 3)
+    torch.library.opcheck(torch.ops.redux._exp_rows_apply.default, (x, parts, 0))
+    torch.library.opcheck(torch.ops.redux._exp_rows_apply.default, (x.half(), parts, 1))
+    apply = torch.ops.redux._exp_rows_apply
+    with pytest.raises(RuntimeError, match="redux._exp_rows_apply: argument 'op' must be 0 .* or 1 .*got 2"):
+        apply(x, parts, 2)
+    with pytest.raises(RuntimeError, match="redux._exp_rows_apply: argument 'parts' has dtype"):
+        apply(x, parts.float(), 0)
+    with pytest.raises(RuntimeError, match=r"redux._exp_rows_apply: argument 'parts' has shape \[3, 3\]"):
+        apply(x, torch.zeros(3, 3, dtype=torch.float64, device=device), 0)
+    with pytest.raises(RuntimeError, match="redux._exp_rows_apply: argument 'x' has dtype"):
+        apply(x.double(), parts, 0)
+    with pytest.raises(RuntimeError, match="redux._exp_rows_apply: argument 'x' is 0-dim"):
+        apply(x[0, 0], parts[0, 0], 0)
+    if device == "cuda":
+        with pytest.raises(RuntimeError, match="redux._exp_rows_apply: argument 'parts' is on cpu"):
+            apply(x, parts.cpu(), 0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_long_rows_softmax_applies_the_combined_parts_with_the_contracts(device):
+    """softmax and log_softmax of rows longer than a row kernel takes: the
+    pieces' parts combined, then one pass (_exp_rows_apply); one rounding of
+    the fp64 answer, torch's values at infinities and NaN, the same bits for
+    a row alone or in a batch, on one thread and compiled."""
+    max_n = redux._C.row_kernel_max_n()
+    for dtype in DTYPES:
+        for shape in ((max_n + 1,), (3, 128256)):
+            x = random_tensor(shape, dtype, device, seed=sum(shape) + 1)
+            for op in (0, 1):
+                got = torch.ops.redux.softmax(x, -1) if op == 0 else torch.ops.redux.log_softmax(x, -1)
+                want = reference(x, op)
+                assert got.dtype == dtype and got.shape == want.shape
+                err = (got.double().cpu() - want).abs()
+                info = torch.finfo(dtype)
+                assert (err <= info.eps * want.abs() + info.tiny * info.eps).all(), (shape, dtype, op)
+    inf, nan = float("inf"), float("nan")
+    x = random_tensor((6, 2 * max_n + 5), torch.float32, device, seed=15)
+    x[0, 7] = inf
+    x[1, -1] = nan
+    x[2] = -inf
+    x[3, :max_n + 100] = -inf
+    x[3, max_n + 100:] -= 800
+    x[4, 3] = -inf
+    for op in (0, 1):
+        call = (lambda t: torch.ops.redux.softmax(t, 1)) if op == 0 else (lambda t: torch.ops.redux.log_softmax(t, 1))
+        want = (torch.softmax if op == 0 else torch.log_softmax)(x.double().cpu(), 1).float()
+        torch.testing.assert_close(call(x).cpu(), want, equal_nan=True, rtol=1.2e-7, atol=1e-37)
+        names = ops_called(lambda: call(x))
+        assert {"redux::_exp_rows", "redux::_exp_rows_apply"} <= names
+        whole = call(x).view(torch.int32)  # bits: rows 0 to 2 are NaN
+        for i in (0, 3):
+            assert torch.equal(call(x[i:i + 1]).view(torch.int32), whole[i:i + 1])
+        assert torch.equal(on_one_thread(lambda: call(x)).view(torch.int32), whole)
+        assert torch.equal(torch.compile(call, fullgraph=True)(x).view(torch.int32), whole)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_edge_values_give_torchs_answers(device):
     inf, nan = float("inf"), float("nan")
     rows = torch.tensor([[1.0, 2.0, 3.0, 4.0], [-inf, -inf, -inf, -inf], [inf, 1.0, 2.0, 3.0], [nan, 1.0, 2.0, 3.0],
@@ -145,15 +213,15 @@ def test_the_composites_take_it_where_no_gradient_is_recorded(device):
             assert "redux::_exp_rows" in ops_called(lambda: call(g)), name
         # the composite and the kernel agree to within a rounding
         torch.testing.assert_close(call(g).detach(), call(x), rtol=2e-7, atol=2e-7)
-    # not the last dim, float64, softmax of rows longer than the kernel takes: the composite
-    for call in (lambda: torch.ops.redux.softmax(x, 1), lambda: torch.ops.redux.softmax(x.double(), -1),
-                 lambda: torch.ops.redux.softmax(random_tensor((2, 65537), torch.float32, device, 9), 1)):
+    # not the last dim, float64: the composite
+    for call in (lambda: torch.ops.redux.softmax(x, 1), lambda: torch.ops.redux.softmax(x.double(), -1)):
         names = ops_called(call)
         assert "redux::_exp_rows" not in names and "redux::sum" in names
-    # logsumexp of longer rows: the kernel on pieces, where no gradient is recorded
+    # longer rows: the kernel on pieces, where no gradient is recorded
     long = random_tensor((2, 65537), torch.float32, device, 9)
-    assert "redux::_exp_rows" in ops_called(lambda: torch.ops.redux.logsumexp(long, [1]))
-    assert "redux::_exp_rows" not in ops_called(lambda: torch.ops.redux.logsumexp(long.requires_grad_(), [1]))
+    for call in (lambda t: torch.ops.redux.logsumexp(t, [1]), lambda t: torch.ops.redux.softmax(t, 1)):
+        assert "redux::_exp_rows" in ops_called(lambda: call(long))
+        assert "redux::_exp_rows" not in ops_called(lambda: call(long.clone().requires_grad_()))
 
 
 @pytest.mark.parametrize("device", DEVICES)

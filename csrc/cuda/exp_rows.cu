@@ -1,6 +1,7 @@
 /* Exponential sums of rows (redux.h, redux_cuda_exp_rows and _backward):
  * softmax, log_softmax and logsumexp of [rows, n] along n in one kernel,
- * and the backward of the first two in another.
+ * the first two from given row maxima and sums in another (long rows), and
+ * the backward of the first two in a third.
  *
  * A group of `WIDTH` lanes owns a row (rows.cuh). Up to three reads of the row
  * (the later ones from cache): the maximum, the fp64 sum of exp(x - m) with lane l
@@ -9,6 +10,8 @@
  * redux's own (exp64.cuh).
  */
 #include <math.h>
+
+#include <algorithm>
 
 #include "dispatch.cuh"
 #include "exp64.cuh"
@@ -71,6 +74,26 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_
   });
 }
 
+/* Softmax (LOG false) or log_softmax of rows from their given maximum and
+ * sum of exponentials (parts, as REDUX_EXP_PARTS lays them out): the first
+ * kernel's last pass, element by element, so blocks split rows (blockIdx.x
+ * over a row, blockIdx.y over rows) without changing a bit. */
+template <typename T, bool LOG>
+__global__ void __launch_bounds__(kBlock)
+exp_rows_apply_kernel(const T *__restrict__ x, const double *__restrict__ parts, T *__restrict__ y, int64_t rows,
+                      int64_t n) {
+  for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    const double m = parts[2 * row], s = parts[2 * row + 1];
+    const double by = LOG ? log(s) : 1.0 / s;
+    const T *xr = x + row * n;
+    T *yr = y + row * n;
+    for (int64_t i = (int64_t)blockIdx.x * kBlock + threadIdx.x; i < n; i += (int64_t)gridDim.x * kBlock) {
+      const double d = (double)to_float<T>(xr[i]) - m;
+      yr[i] = from_double<T>(LOG ? d - by : exp64(d) * by);
+    }
+  }
+}
+
 /* The backward of softmax (LOG false) or log_softmax from y and its
  * gradient g: lane l takes elements l, l + WIDTH, ... of the row, in order. */
 template <typename T, int WIDTH, bool LOG>
@@ -120,6 +143,17 @@ redux_status launch_op(redux_exp_op op, const void *x, void *y, int64_t rows, in
 }
 
 template <typename T>
+redux_status launch_apply(bool log_form, const void *x, const double *parts, void *y, int64_t rows, int64_t n,
+                          cudaStream_t stream) {
+  constexpr int64_t kElementsPerThread = 8;  /* per block pass: enough work to hide the launch */
+  const dim3 grid((unsigned)std::min<int64_t>((n + kBlock * kElementsPerThread - 1) / (kBlock * kElementsPerThread), 4096),
+                  (unsigned)std::min<int64_t>(rows, 65535));
+  auto kernel = log_form ? exp_rows_apply_kernel<T, true> : exp_rows_apply_kernel<T, false>;
+  kernel<<<grid, kBlock, 0, stream>>>(static_cast<const T *>(x), parts, static_cast<T *>(y), rows, n);
+  return launch_status();
+}
+
+template <typename T>
 redux_status launch_backward(bool log_form, const void *g, const void *y, void *dx, int64_t rows, int64_t n,
                              cudaStream_t stream) {
   const bool warp = warp_per_row<T>(n);
@@ -145,6 +179,21 @@ extern "C" redux_status redux_cuda_exp_rows_backward(redux_exp_op op, const void
     case REDUX_F32: return launch_backward<float>(log_form, g, y, dx, rows, n, st);
     case REDUX_F16: return launch_backward<__half>(log_form, g, y, dx, rows, n, st);
     case REDUX_BF16: return launch_backward<__nv_bfloat16>(log_form, g, y, dx, rows, n, st);
+    default: return REDUX_ERR_DTYPE;
+  }
+}
+
+extern "C" redux_status redux_cuda_exp_rows_apply(redux_exp_op op, const void *x, const double *parts, void *y,
+                                                  int64_t rows, int64_t n, redux_dtype t, void *stream) {
+  using namespace redux;
+  if (rows < 1 || n < 1) return REDUX_ERR_SHAPE;
+  if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX) return REDUX_ERR_SHAPE;
+  const bool log_form = op == REDUX_EXP_LOG_SOFTMAX;
+  cudaStream_t st = static_cast<cudaStream_t>(stream);
+  switch (t) {
+    case REDUX_F32: return launch_apply<float>(log_form, x, parts, y, rows, n, st);
+    case REDUX_F16: return launch_apply<__half>(log_form, x, parts, y, rows, n, st);
+    case REDUX_BF16: return launch_apply<__nv_bfloat16>(log_form, x, parts, y, rows, n, st);
     default: return REDUX_ERR_DTYPE;
   }
 }

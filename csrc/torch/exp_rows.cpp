@@ -1,7 +1,11 @@
-// redux::_exp_rows on the CPU and on meta tensors: the checks and shapes
+// redux::_exp_rows and _exp_rows_apply on the CPU and on meta tensors: the checks and shapes
 // shared with the CUDA kernel (exp_rows.h), the rows fanned out by
 // run_cpu_rows (row_kernels.h).
+#include <ATen/Parallel.h>
 #include <torch/library.h>
+
+#include <algorithm>
+#include <atomic>
 
 #include "exp_rows.h"
 #include "plan.h"
@@ -44,20 +48,51 @@ void check_rows(const at::Tensor &x) {
 
 }  // namespace
 
-ExpRows exp_rows_args(const at::Tensor &x, int64_t op) {
-  TORCH_CHECK(x.defined(), kExpRowsOp, ": argument 'x' is an undefined tensor");
+ExpRows exp_rows_args(const at::Tensor &x, int64_t op, const char *name) {
+  TORCH_CHECK(x.defined(), name, ": argument 'x' is an undefined tensor");
   check_op(op);
-  check_rows(x);
+  TORCH_CHECK(x.dim() >= 1, name, ": argument 'x' is 0-dim: there is no last dim to reduce");
   const at::ScalarType t = x.scalar_type();
-  TORCH_CHECK(row_kernel_reads(t), kExpRowsOp, ": argument 'x' has dtype ", t, ", which is not supported (expected ",
+  TORCH_CHECK(row_kernel_reads(t), name, ": argument 'x' has dtype ", t, ", which is not supported (expected ",
               kRowKernelDtypeNames, ")");
-  TORCH_CHECK(x.size(-1) > 0, kExpRowsOp, ": argument 'x' has an empty last dim");
+  TORCH_CHECK(x.size(-1) > 0, name, ": argument 'x' has an empty last dim");
   const int64_t n = x.size(-1);
   return ExpRows{x.contiguous(), x.numel() / n, n, *to_redux(t), (redux_exp_op)op};
 }
 
 at::Tensor exp_rows_result(const ExpRows &a, const at::Tensor &x) {
   return at::empty(exp_rows_shape(x.sizes(), a.op), x.options().dtype(exp_rows_dtype(x, a.op)));
+}
+
+namespace {
+
+void check_apply_op(int64_t op) {
+  TORCH_CHECK(op == REDUX_EXP_SOFTMAX || op == REDUX_EXP_LOG_SOFTMAX, kExpRowsApplyOp,
+              ": argument 'op' must be 0 (softmax) or 1 (log_softmax), got ", op);
+}
+
+// parts: fp64, x's leading dims and 2, on x's device.
+void check_parts(const at::Tensor &x, const at::Tensor &parts) {
+  constexpr const char *o = kExpRowsApplyOp;
+  TORCH_CHECK(parts.defined(), o, ": argument 'parts' is an undefined tensor");
+  TORCH_CHECK(parts.scalar_type() == at::kDouble, o, ": argument 'parts' has dtype ", parts.scalar_type(),
+              "; expected float64");
+  TORCH_CHECK(parts.device() == x.device(), o, ": argument 'parts' is on ", parts.device(), " where 'x' is on ",
+              x.device());
+  auto want = x.sym_sizes().vec();
+  want.back() = 2;
+  TORCH_CHECK(parts.sym_sizes() == c10::SymIntArrayRef(want), o, ": argument 'parts' has shape ", parts.sym_sizes(),
+              "; expected ", c10::SymIntArrayRef(want), " (x's leading dims, then a maximum and a sum)");
+}
+
+}  // namespace
+
+ExpRowsApply exp_rows_apply_args(const at::Tensor &x, const at::Tensor &parts, int64_t op) {
+  TORCH_CHECK(x.defined(), kExpRowsApplyOp, ": argument 'x' is an undefined tensor");
+  check_apply_op(op);
+  TORCH_CHECK(x.dim() >= 1, kExpRowsApplyOp, ": argument 'x' is 0-dim: there is no last dim to reduce");
+  check_parts(x, parts);
+  return ExpRowsApply{exp_rows_args(x, op, kExpRowsApplyOp), parts.contiguous()};
 }
 
 ExpRowsBackward exp_rows_backward_args(const at::Tensor &grad, const at::Tensor &out, int64_t op) {
@@ -108,6 +143,41 @@ at::Tensor exp_rows_cpu(const at::Tensor &x, int64_t op) {
   return y;
 }
 
+// Element by element, so the rows are cut into spans of at most kApplySpan elements, one kernel
+// call each (a span is a row of its own to the kernel): long rows spread over the threads.
+constexpr int64_t kApplySpan = 65536;
+
+at::Tensor exp_rows_apply_cpu(const at::Tensor &x, const at::Tensor &parts, int64_t op) {
+  const ExpRowsApply a = exp_rows_apply_args(x, parts, op);
+  at::Tensor y = at::empty(x.sizes(), x.options());
+  const int64_t n = a.rows.n, spans = (n + kApplySpan - 1) / kApplySpan;
+  const auto *in = static_cast<const char *>(a.rows.input.const_data_ptr());
+  const double *given = a.parts.const_data_ptr<double>();
+  auto *out = static_cast<char *>(y.mutable_data_ptr());
+  const int64_t size = x.element_size();
+  std::atomic<int> failed{REDUX_OK};
+  at::parallel_for(0, a.rows.rows * spans, std::max<int64_t>(1, kCpuPieceElements / std::min(n, kApplySpan)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t k = begin; k < end; ++k) {
+                       const int64_t row = k / spans, start = (k % spans) * kApplySpan;
+                       const int64_t at = (row * n + start) * size;
+                       const redux_status st = redux_cpu_exp_rows_apply(
+                           a.rows.op, in + at, given + 2 * row, out + at, 0, 1, std::min(kApplySpan, n - start),
+                           a.rows.dtype);
+                       if (st != REDUX_OK) failed.store(st);
+                     }
+                   });
+  check_status(kExpRowsApplyOp, (redux_status)failed.load());
+  return y;
+}
+
+at::Tensor exp_rows_apply_meta(const at::Tensor &x, const at::Tensor &parts, int64_t op) {
+  check_apply_op(op);
+  TORCH_CHECK(x.dim() >= 1, kExpRowsApplyOp, ": argument 'x' is 0-dim: there is no last dim to reduce");
+  check_parts(x, parts);
+  return at::empty_symint(x.sym_sizes(), x.options());
+}
+
 at::Tensor exp_rows_meta(const at::Tensor &x, int64_t op) {
   check_op(op);
   check_rows(x);
@@ -120,9 +190,11 @@ at::Tensor exp_rows_meta(const at::Tensor &x, int64_t op) {
 
 TORCH_LIBRARY_IMPL(redux, CPU, m) {
   m.impl("_exp_rows", &redux_shim::exp_rows_cpu);
+  m.impl("_exp_rows_apply", &redux_shim::exp_rows_apply_cpu);
   m.impl("_exp_rows_backward", &redux_shim::exp_rows_backward_cpu);
 }
 TORCH_LIBRARY_IMPL(redux, Meta, m) {
   m.impl("_exp_rows", &redux_shim::exp_rows_meta);
+  m.impl("_exp_rows_apply", &redux_shim::exp_rows_apply_meta);
   m.impl("_exp_rows_backward", &redux_shim::exp_rows_backward_meta);
 }

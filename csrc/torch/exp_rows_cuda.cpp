@@ -1,4 +1,4 @@
-// redux::_exp_rows and _exp_rows_backward on CUDA: one C API call on the current stream.
+// redux::_exp_rows, _exp_rows_apply and _exp_rows_backward on CUDA: one C API call on the current stream.
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
@@ -20,6 +20,18 @@ at::Tensor exp_rows_cuda(const at::Tensor &x, int64_t op) {
   return y;
 }
 
+at::Tensor exp_rows_apply_cuda(const at::Tensor &x, const at::Tensor &parts, int64_t op) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  const ExpRowsApply a = exp_rows_apply_args(x, parts, op);
+  at::Tensor y = at::empty(x.sizes(), x.options());
+  if (a.rows.rows == 0) return y;
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream(x.device().index()).stream();
+  check_status(kExpRowsApplyOp,
+               redux_cuda_exp_rows_apply(a.rows.op, a.rows.input.const_data_ptr(), a.parts.const_data_ptr<double>(),
+                                         y.mutable_data_ptr(), a.rows.rows, a.rows.n, a.rows.dtype, stream));
+  return y;
+}
+
 at::Tensor exp_rows_backward_cuda(const at::Tensor &grad, const at::Tensor &out, int64_t op) {
   const c10::cuda::CUDAGuard guard(out.device());
   const ExpRowsBackward a = exp_rows_backward_args(grad, out, op);
@@ -36,5 +48,6 @@ at::Tensor exp_rows_backward_cuda(const at::Tensor &grad, const at::Tensor &out,
 
 TORCH_LIBRARY_IMPL(redux, CUDA, m) {
   m.impl("_exp_rows", &redux_shim::exp_rows_cuda);
+  m.impl("_exp_rows_apply", &redux_shim::exp_rows_apply_cuda);
   m.impl("_exp_rows_backward", &redux_shim::exp_rows_backward_cuda);
 }

@@ -2,7 +2,8 @@
 // and semantics on redux's sums. Over trailing dims of a float32, float16
 // or bfloat16 tensor, rows of up to kRowKernelMaxN elements (row_kernels.h),
 // where no gradient is being recorded: one kernel, redux::_exp_rows (fp64
-// inside); logsumexp of longer rows: that kernel on pieces of each row.
+// inside); longer rows: that kernel on pieces of each row, combined, then for softmax and
+// log_softmax one more (redux::_exp_rows_apply).
 // Otherwise the composite: the shift is redux::amax (exact, its bits the
 // values'), detached: the functions do not depend on
 // it, so neither do their gradients. exp(x - max) is formed in the mean's
@@ -15,6 +16,7 @@
 #include <c10/core/DefaultDtype.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <vector>
 
 #include "exp_rows.h"
@@ -37,10 +39,12 @@ at::Tensor shift(const at::Tensor &x, at::IntArrayRef dims, at::ScalarType wide)
   return extreme_op(REDUX_MAX).call(x.detach(), dims, true).to(wide);
 }
 
-// x in the wide dtype, always a new tensor (the callers change it in place): a whole-tensor cast
-// first, as torch's mixed-dtype broadcasting arithmetic is several times slower on the CPU.
-at::Tensor widened(const at::Tensor &x, at::ScalarType wide) {
-  return x.to(wide, /*non_blocking=*/false, /*copy=*/true);
+// x - shift in the wide dtype (shift's), a new tensor. On the CPU a whole-tensor cast, then the
+// subtraction in place: torch's mixed-dtype broadcasting arithmetic is several times slower there.
+// On CUDA that arithmetic is one pass, the cast and the subtraction two.
+at::Tensor shifted_wide(const at::Tensor &x, const at::Tensor &shift) {
+  if (x.is_cuda()) return x.sub(shift);
+  return x.to(shift.scalar_type(), /*non_blocking=*/false, /*copy=*/true).sub_(shift);
 }
 
 at::Tensor exp_rows(const at::Tensor &x, redux_exp_op op) {
@@ -50,24 +54,52 @@ at::Tensor exp_rows(const at::Tensor &x, redux_exp_op op) {
   return handle.call(x, (int64_t)op);
 }
 
-// logsumexp of rows longer than the row kernel takes (takes_long_rows): each row cut into pieces
-// (long_row_pieces), each piece's fp64 maximum m_r and sum s_r of exp(x - m_r) (m_r where finite,
-// else 0) by one kernel, then with M the largest m_r, M' = M where finite, else 0, and w_r = m_r
-// where finite, else M': log(sum_r s_r exp(w_r - M')) + M', the sum by redux::sum in fp64. A piece
-// of -inf adds 0, one with +inf or NaN makes the result so, as torch's. Bits: values and n alone.
-at::Tensor long_rows_logsumexp(const at::Tensor &x, const std::vector<int64_t> &reduced, bool keepdim) {
-  const LongRowPieces p = long_row_pieces(x, reduced);
+// Rows longer than the row kernel takes (takes_long_rows), cut into pieces (long_row_pieces):
+// each piece's fp64 maximum m_r and sum s_r of exp(x - m_r) (m_r where finite, else 0) by one
+// kernel, then per row, with M the largest m_r, M' = M where finite, else 0, and w_r = m_r where
+// finite, else M': S = sum_r s_r exp(w_r - M') by redux::sum in fp64. A piece of -inf adds 0, one
+// with +inf or NaN makes S so. The pieces depend on n alone, so the bits on values and n alone.
+struct LongRowParts {
+  LongRowPieces pieces;
+  at::Tensor top, shift, sum;  // [rows] fp64: M, M', S
+};
+
+LongRowParts long_row_parts(const at::Tensor &x, const std::vector<int64_t> &reduced) {
+  LongRowParts r{long_row_pieces(x, reduced), {}, {}, {}};
+  const LongRowPieces &p = r.pieces;
   std::vector<at::Tensor> parts{exp_rows(p.whole, REDUX_EXP_PARTS).reshape({-1, p.per_row, 2})};
   if (p.tail.defined()) parts.push_back(exp_rows(p.tail, REDUX_EXP_PARTS).unsqueeze(1));
   const at::Tensor all = parts.size() == 1 ? parts[0] : at::cat(parts, 1);  // [rows, pieces, 2]
   const at::Tensor m = all.select(2, 0), s = all.select(2, 1);
   const std::vector<int64_t> over_pieces{1};
-  at::Tensor top = extreme_op(REDUX_MAX).call(m, over_pieces, true);
-  top = top.masked_fill(top.isfinite().logical_not(), 0);
-  const at::Tensor weights = at::where(m.isfinite(), m, top).sub(top).exp();
-  const at::Tensor total = sum_op().call(s.mul(weights), over_pieces, false, std::nullopt);
-  const at::Tensor lse = total.log().add(top.squeeze(1)).to(x.scalar_type());
-  return reduced_shape(lse.view_symint(p.rows.sym_sizes().slice(0, p.rows.dim() - 1)), reduced, keepdim);
+  r.top = extreme_op(REDUX_MAX).call(m, over_pieces, true);
+  r.shift = r.top.masked_fill(r.top.isfinite().logical_not(), 0);
+  const at::Tensor weights = at::where(m.isfinite(), m, r.shift).sub(r.shift).exp();
+  r.sum = sum_op().call(s.mul(weights), over_pieces, false, std::nullopt);
+  r.top = r.top.squeeze(1);
+  r.shift = r.shift.squeeze(1);
+  return r;
+}
+
+// logsumexp of long rows: log(S) + M', torch's values at infinities and NaN.
+at::Tensor long_rows_logsumexp(const at::Tensor &x, const std::vector<int64_t> &reduced, bool keepdim) {
+  const LongRowParts r = long_row_parts(x, reduced);
+  const at::Tensor lse = r.sum.log().add(r.shift).to(x.scalar_type());
+  const at::Tensor &rows = r.pieces.rows;
+  return reduced_shape(lse.view_symint(rows.sym_sizes().slice(0, rows.dim() - 1)), reduced, keepdim);
+}
+
+// softmax or log_softmax of long rows: exp(x - M) / S or (x - M) - log(S) by one kernel
+// (redux::_exp_rows_apply); all NaN where M is not finite, as torch's.
+at::Tensor long_rows_softmax(const at::Tensor &x, const std::vector<int64_t> &reduced, bool log_form) {
+  static const auto apply = c10::Dispatcher::singleton()
+                                .findSchemaOrThrow("redux::_exp_rows_apply", "")
+                                .typed<at::Tensor(const at::Tensor &, const at::Tensor &, int64_t)>();
+  const LongRowParts r = long_row_parts(x, reduced);
+  const at::Tensor sum = r.sum.masked_fill(r.top.isfinite().logical_not(), std::nan(""));
+  const at::Tensor parts = at::stack({r.shift, sum}, 1);
+  const at::Tensor rows = r.pieces.rows.reshape({-1, r.pieces.n});
+  return apply.call(rows, parts, log_form ? REDUX_EXP_LOG_SOFTMAX : REDUX_EXP_SOFTMAX).view_as(x);
 }
 
 at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
@@ -90,7 +122,7 @@ at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keep
   // Non-finite maxima shift by 0, as torch's: the result is then +-inf or nan as the values make it.
   at::Tensor m = shift(x, reduced, wide);
   m = m.masked_fill(m.isfinite().logical_not(), 0);
-  const at::Tensor sums = sum_op().call(widened(x, wide).sub_(m).exp_(), dim, keepdim, std::nullopt);
+  const at::Tensor sums = sum_op().call(shifted_wide(x, m).exp_(), dim, keepdim, std::nullopt);
   return sums.log().add(keepdim ? m : m.squeeze(reduced)).to(x.scalar_type());
 }
 
@@ -106,9 +138,10 @@ at::Tensor softmax_of(const char *op, const at::Tensor &self, int64_t dim, std::
   const std::vector<int64_t> reduced = reduced_dims(op, x, std::vector<int64_t>{dim});
   if (x.sym_numel() == 0) return x.clone();
   if (takes_row_kernel(x, reduced)) return exp_rows(x, log_form ? REDUX_EXP_LOG_SOFTMAX : REDUX_EXP_SOFTMAX);
+  if (takes_long_rows(x, reduced)) return long_rows_softmax(x, reduced, log_form);
   const at::ScalarType wide = mean_sum_dtype(x.scalar_type());
   // Not shifted by 0 where the maximum is infinite: torch's answer there is nan, and so is this one.
-  const at::Tensor shifted = widened(x, wide).sub_(shift(x, reduced, wide));
+  const at::Tensor shifted = shifted_wide(x, shift(x, reduced, wide));
   const at::Tensor exps = shifted.exp();
   const at::Tensor sums = sum_op().call(exps, reduced, true, std::nullopt);
   const at::Tensor y = log_form ? shifted.sub(sums.log()) : exps.div(sums);

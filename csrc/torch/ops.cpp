@@ -201,6 +201,9 @@ static void define_composites(torch::Library &m) {
   // (maximum, sum of exponentials) of each row (3, pieces of long rows)
   // along the last dim in one kernel (exp_rows.cpp), for those composites.
   define(m, "_exp_rows(Tensor x, int op) -> Tensor", {at::Tag::pt2_compliant_tag});
+  // Internal: softmax (op 0) or log_softmax (1) of rows from their fp64
+  // (maximum, sum of exponentials) parts, given: longer rows' combined ones.
+  define(m, "_exp_rows_apply(Tensor x, Tensor parts, int op) -> Tensor", {at::Tag::pt2_compliant_tag});
   // Internal: the backward of the first two from their output and its gradient.
   define(m, "_exp_rows_backward(Tensor grad, Tensor out, int op) -> Tensor", {at::Tag::pt2_compliant_tag});
   // Internal: aten::nll_loss_forward's (loss, total weight) for the model

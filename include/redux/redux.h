@@ -298,6 +298,14 @@ redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t
 /* Every row, on `stream` (a cudaStream_t). */
 redux_status redux_cuda_exp_rows(redux_exp_op op, const void *x, void *y, int64_t rows, int64_t n, redux_dtype t,
                                  void *stream);
+/* Softmax or log_softmax (op) of rows whose m and s are given, row r's at
+ * parts[2 r] and parts[2 r + 1] (REDUX_EXP_PARTS's layout; for rows cut
+ * into pieces, the pieces' parts combined by the caller): the formulas
+ * above, one rounding to x's dtype. */
+redux_status redux_cpu_exp_rows_apply(redux_exp_op op, const void *x, const double *parts, void *y, int64_t row_begin,
+                                      int64_t row_end, int64_t n, redux_dtype t);
+redux_status redux_cuda_exp_rows_apply(redux_exp_op op, const void *x, const double *parts, void *y, int64_t rows,
+                                       int64_t n, redux_dtype t, void *stream);
 redux_status redux_cpu_exp_rows_backward(redux_exp_op op, const void *g, const void *y, void *dx, int64_t row_begin,
                                          int64_t row_end, int64_t n, redux_dtype t);
 redux_status redux_cuda_exp_rows_backward(redux_exp_op op, const void *g, const void *y, void *dx, int64_t rows,
