@@ -145,8 +145,8 @@ redux_status launch_op(redux_exp_op op, const void *x, void *y, int64_t rows, in
 template <typename T>
 redux_status launch_apply(bool log_form, const void *x, const double *parts, void *y, int64_t rows, int64_t n,
                           cudaStream_t stream) {
-  constexpr int64_t kElementsPerThread = 8;  /* per block pass: enough work to hide the launch */
-  const dim3 grid((unsigned)std::min<int64_t>((n + kBlock * kElementsPerThread - 1) / (kBlock * kElementsPerThread), 4096),
+  constexpr int64_t kPerBlock = kBlock * 8;  /* elements a block takes at least: 8 a thread */
+  const dim3 grid((unsigned)std::min<int64_t>((n + kPerBlock - 1) / kPerBlock, 4096),
                   (unsigned)std::min<int64_t>(rows, 65535));
   auto kernel = log_form ? exp_rows_apply_kernel<T, true> : exp_rows_apply_kernel<T, false>;
   kernel<<<grid, kBlock, 0, stream>>>(static_cast<const T *>(x), parts, static_cast<T *>(y), rows, n);
