@@ -44,7 +44,7 @@
 
 /* FN over items [k0, k1) of x -> y, with the element's bits and key types in scope. */
 #define EXTREME_FN(FN, BITS, KEY)                                                                   \
-  static REDUX_HOT void FN(const BITS *x, BITS *y, redux_shape s, int64_t seg_len, int64_t segs,     \
+  static REDUX_HOT_WIDE void FN(const BITS *x, BITS *y, redux_shape s, int64_t seg_len, int64_t segs,\
                            int64_t blocks, int64_t k0, int64_t k1)
 
 /* A floating dtype's four ops, from the one list of redux/extremes.h

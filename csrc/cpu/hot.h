@@ -14,8 +14,12 @@
  * lane as the four-lane forms, so the same bits. */
 #define REDUX_EIGHT_LANES 1
 #define REDUX_AVX512 __attribute__((target("avx512f")))
+/* REDUX_HOT with an AVX-512 clone as well, for integer loops (the extremes'
+ * keys): every clone does the same integer operations. */
+#define REDUX_HOT_WIDE __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define REDUX_HOT
+#define REDUX_HOT_WIDE
 #endif
 
 #endif
