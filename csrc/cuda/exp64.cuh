@@ -1,8 +1,9 @@
 /* redux's fp64 exp on the GPU: the algorithm and constants of
- * redux/exp_table.h (the CPU's, csrc/cpu/exp.h), with fused multiply-adds.
- * About half the fp64 operations of CUDA's exp, which is what softmax and
- * logsumexp rows spend their time on. Within about 1 ulp on [-708, 709.5];
- * below -708 0, above 709.5 inf, NaN for NaN.
+ * redux/exp_table.h (the CPU's, csrc/cpu/exp.h), with fused multiply-adds:
+ * 12 fp64 operations where CUDA's exp has 17 (47 PTX instructions against
+ * 72 on sm_90), and softmax and logsumexp rows spend their time on it.
+ * Within about 1.3 ulp on [-708, 709.5]; below -708 0, above 709.5 inf,
+ * NaN for NaN.
  */
 #pragma once
 
