@@ -25,6 +25,20 @@ def reference(x, op):
 
 
 
+def long_edge_rows(device, seed):
+    """Six float32 rows longer than a row kernel takes: +inf in row 0, NaN in
+    row 1, row 2 all -inf, row 3 -inf over its first pieces and far below 0
+    after (the pieces' maxima); rows 4 and 5 random, row 4 for the caller."""
+    max_n = redux._C.row_kernel_max_n()
+    x = random_tensor((6, 2 * max_n + 5), torch.float32, device, seed=seed)
+    x[0, 7] = float("inf")
+    x[1, -1] = float("nan")
+    x[2] = float("-inf")
+    x[3, :max_n + 100] = float("-inf")
+    x[3, max_n + 100:] -= 800
+    return x
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", LENGTHS)
@@ -76,14 +90,8 @@ def test_long_rows_logsumexp_combines_its_pieces_with_the_contracts(device):
                 assert got.dtype == dtype and got.shape == want.shape
                 err = (got.double().cpu() - want).abs()
                 assert (err <= torch.finfo(dtype).eps * want.abs()).all(), (shape, dtype)
-    inf, nan = float("inf"), float("nan")
-    x = random_tensor((6, 2 * max_n + 5), torch.float32, device, seed=12)
-    x[0, 7] = inf
-    x[1, -1] = nan
-    x[2] = -inf
-    x[3, :max_n + 100] = -inf
-    x[3, max_n + 100:] -= 800  # the pieces' maxima far below 0
-    x[4, 3], x[4, -2] = inf, 100.0
+    x = long_edge_rows(device, seed=12)
+    x[4, 3], x[4, -2] = float("inf"), 100.0
     got = torch.ops.redux.logsumexp(x, [1])
     want = torch.logsumexp(x.double().cpu(), [1]).float()
     torch.testing.assert_close(got.cpu(), want, equal_nan=True, rtol=1.2e-7, atol=0)
@@ -144,14 +152,8 @@ def test_long_rows_softmax_applies_the_combined_parts_with_the_contracts(device)
                 err = (got.double().cpu() - want).abs()
                 info = torch.finfo(dtype)
                 assert (err <= info.eps * want.abs() + info.tiny * info.eps).all(), (shape, dtype, op)
-    inf, nan = float("inf"), float("nan")
-    x = random_tensor((6, 2 * max_n + 5), torch.float32, device, seed=15)
-    x[0, 7] = inf
-    x[1, -1] = nan
-    x[2] = -inf
-    x[3, :max_n + 100] = -inf
-    x[3, max_n + 100:] -= 800
-    x[4, 3] = -inf
+    x = long_edge_rows(device, seed=15)
+    x[4, 3] = float("-inf")
     for op in (0, 1):
         call = (lambda t: torch.ops.redux.softmax(t, 1)) if op == 0 else (lambda t: torch.ops.redux.log_softmax(t, 1))
         want = (torch.softmax if op == 0 else torch.log_softmax)(x.double().cpu(), 1).float()
