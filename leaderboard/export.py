@@ -100,6 +100,8 @@ def carried_source(root=ROOT, op="sum", sources=None):
         text = re.sub(r'^\s*#include\s+"[^"]+"\s*$', "", text, flags=re.M)  # local includes are inlined
         if rel == "csrc/export/rung_binding.cpp":
             text = f"#define REDUX_EXPORT_RUNG REDUX_RUNG_{rung_id(op)}\n" + text
+        if rel == "csrc/cuda/dispatch.cuh":  # the sum alone: no mapped reductions to compile
+            text = "#define REDUX_SUM_ONLY 1\n" + text
         parts.append(f"// ---- {rel} ----\n{text}")
     return "\n".join(parts)
 

@@ -1,4 +1,4 @@
-"""vmap batching rules for redux::sum, redux::mean, redux::amax and redux::amin.
+"""vmap batching rules for redux::sum, redux::mean, redux::amax, redux::amin and redux::_sum_of.
 
 Without a rule torch.vmap runs the op once per sample (torch's slow
 fallback, with a warning). The rule moves the batch dim to the front and
@@ -13,7 +13,7 @@ bits in any batch.
 import torch
 
 _OPS = {"redux::sum": "redux.sum", "redux::mean": "redux.mean", "redux::amax": "redux.amax",
-        "redux::amin": "redux.amin"}
+        "redux::amin": "redux.amin", "redux::_sum_of": "redux._sum_of"}
 
 
 def sample_dims(name, dim, rank):
@@ -31,7 +31,7 @@ def sample_dims(name, dim, rank):
 
 
 def _rule(op, name):
-    def batched(info, in_dims, input, dim=None, keepdim=False, **kwargs):  # kwargs: sum's and mean's dtype
+    def batched(info, in_dims, input, dim=None, keepdim=False, **kwargs):  # kwargs: dtype (and _sum_of's of, grid)
         if in_dims[0] is None:  # only a tensor argument can be batched, and input is the only one
             return op(input, dim, keepdim, **kwargs), None
         x = input.movedim(in_dims[0], 0)

@@ -129,11 +129,11 @@ def test_gradients_and_torch_integration(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_long_rows_are_summed_in_pieces_with_the_contracts(device):
-    """2-norms of rows longer than a row kernel takes: pieces of
-    long_row_piece(n) elements by the row kernel in fp64, the pieces added
-    by redux.sum; one rounding of the fp64 answer, batch-invariant, the same
-    bits on one thread, in vmap and compiled."""
+def test_long_rows_are_read_once_with_the_contracts(device):
+    """2-norms of rows longer than a row kernel takes: the fp64 sum of
+    squares on redux.sum's row trees (redux::_sum_of), its root rounded
+    once; batch-invariant, the same bits on one thread, in vmap and
+    compiled."""
     max_n = redux._C.row_kernel_max_n()
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
         for shape, dim in (((max_n + 1,), None), ((3, 5 * max_n + 77), [1]), ((2, 3, max_n), [1, 2])):
@@ -144,16 +144,8 @@ def test_long_rows_are_summed_in_pieces_with_the_contracts(device):
                 assert ((got.double().cpu() - want).abs() <= torch.finfo(dtype).eps * want).all(), (shape, dtype)
     x = random_tensor((5, 3 * max_n + 1000), torch.float32, device, seed=6, offset=-1.0)
     whole = torch.ops.redux.vector_norm(x, 2, [1])
-    # the tree, pinned: the pieces' fp64 sums of squares, then their sum
-    n = x.shape[1]
-    piece = 4096
-    while piece < max_n and piece * 2 <= n // 256:
-        piece *= 2
-    cut = n // piece * piece
-    sums = torch.cat([torch.ops.redux._sum_squares_rows(x[:, :cut].reshape(-1, piece), 1.0, False, torch.float64)
-                      .reshape(5, -1), torch.ops.redux._sum_squares_rows(x[:, cut:], 1.0, False, torch.float64)
-                      .unsqueeze(1)], 1)
-    assert torch.equal(whole, torch.ops.redux.sum(sums, [1]).sqrt().float())
+    # the tree, pinned: the sum's row tree of the squares in fp64, then the root
+    assert torch.equal(whole, torch.ops.redux._sum_of(x, [1], of="square", dtype=torch.float64).sqrt().float())
     for i in (0, 3):
         assert torch.equal(torch.ops.redux.vector_norm(x[i:i + 1], 2, [1]), whole[i:i + 1])
     assert torch.equal(on_one_thread(lambda: torch.ops.redux.vector_norm(x, 2, [1])), whole)

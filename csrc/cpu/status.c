@@ -18,3 +18,13 @@ int redux_dtype_pair_supported(redux_dtype in, redux_dtype out) {
 #undef REDUX_PAIR_MATCHES
   return 0;
 }
+
+int redux_reduction_supported(redux_reduction r, redux_dtype in, redux_dtype out) {
+  if (r == REDUX_SUM_OF_VALUES) return redux_dtype_pair_supported(in, out);
+  if (r != REDUX_SUM_OF_ABS && r != REDUX_SUM_OF_SQUARES) return 0;
+#define REDUX_PAIR_MATCHES(IN, OUT) \
+  if (in == REDUX_##IN && out == REDUX_##OUT) return 1;
+  REDUX_MAPPED_PAIRS(REDUX_PAIR_MATCHES)
+#undef REDUX_PAIR_MATCHES
+  return 0;
+}

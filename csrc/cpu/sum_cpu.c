@@ -12,6 +12,9 @@
  *                   into f64: fp64 lanes; float64 into f64: compensated
  *                   fp64 (hi + lo, TwoSum); i64 outputs: wrapping 64-bit
  *                   integer.
+ *   reductions      the mapped reductions (redux_reduction: |x|, x * x)
+ *                   add mapped elements through the same lanes and trees;
+ *                   the plan carries the reduction to its items.
  *   redux_cpu_*     the C API of redux.h: partial, combine, rows, cols.
  * Compiled with -ffp-contract=off: no fused multiply-adds may change the
  * rounding of the error-free transforms.
@@ -278,6 +281,24 @@ DEFINE_PARTIAL_D(partial_d_f32, LOAD_F32, 4)
 DEFINE_PARTIAL_D(partial_d_f16, LOAD_F16, 2)
 DEFINE_PARTIAL_D(partial_d_bf16, LOAD_BF16, 2)
 
+/* The mapped reductions' loads: the element in fp64, then |v| or v * v
+ * (exact for float32, float16 and bfloat16 elements). */
+static inline double square(double v) { return v * v; }
+#define ABS_F32(p, i) fabs(LOAD_F32(p, i))
+#define ABS_F16(p, i) fabs(LOAD_F16(p, i))
+#define ABS_BF16(p, i) fabs(LOAD_BF16(p, i))
+#define ABS_F64(p, i) fabs(LOAD_F64(p, i))
+#define SQUARE_F32(p, i) square(LOAD_F32(p, i))
+#define SQUARE_F16(p, i) square(LOAD_F16(p, i))
+#define SQUARE_BF16(p, i) square(LOAD_BF16(p, i))
+#define SQUARE_F64(p, i) square(LOAD_F64(p, i))
+DEFINE_PARTIAL_D(partial_abs_f32, ABS_F32, 4)
+DEFINE_PARTIAL_D(partial_abs_f16, ABS_F16, 2)
+DEFINE_PARTIAL_D(partial_abs_bf16, ABS_BF16, 2)
+DEFINE_PARTIAL_D(partial_square_f32, SQUARE_F32, 4)
+DEFINE_PARTIAL_D(partial_square_f16, SQUARE_F16, 2)
+DEFINE_PARTIAL_D(partial_square_bf16, SQUARE_BF16, 2)
+
 #if REDUX_FMA_LOOP
 /* partial_d_f32 with each lane's add done as fma(v, 1.0, a): v * 1.0 is v
  * exactly and the fma rounds v + a once, so every lane gets the same bits as
@@ -406,6 +427,8 @@ static inline void dd_combine(double *hi, double *lo, double bhi, double blo) {
     *out_lo = lo[0];                                                              \
   }
 DEFINE_PARTIAL_DD(partial_dd_f64, LOAD_F64, 8)
+DEFINE_PARTIAL_DD(partial_abs_dd_f64, ABS_F64, 8)
+DEFINE_PARTIAL_DD(partial_square_dd_f64, SQUARE_F64, 8)
 
 REDUX_HOT static int64_t partial_i64(const void *x, int64_t count) {
   const int64_t *p = (const int64_t *)x;
@@ -423,16 +446,33 @@ REDUX_HOT static int64_t partial_i64(const void *x, int64_t count) {
 
 /* ---- C API ---- */
 
+/* A mapped reduction's partial (redux_reduction_supported checked): fp64
+ * lanes, or compensated for float64 input. */
+static void mapped_partial(redux_reduction r, const void *x, int64_t count, redux_dtype in, redux_cpu_acc *acc) {
+  const int abs = r == REDUX_SUM_OF_ABS;
+  switch (in) {
+    case REDUX_F64:
+      if (abs) partial_abs_dd_f64(x, count, &acc->hi, &acc->lo);
+      else partial_square_dd_f64(x, count, &acc->hi, &acc->lo);
+      break;
+    case REDUX_F32: acc->hi = abs ? partial_abs_f32(x, count) : partial_square_f32(x, count); break;
+    case REDUX_F16: acc->hi = abs ? partial_abs_f16(x, count) : partial_square_f16(x, count); break;
+    default: acc->hi = abs ? partial_abs_bf16(x, count) : partial_square_bf16(x, count); break;
+  }
+}
+
 /* FAR: the float32 loop's prefetch form for the whole problem's input, of
  * which this range may be a part (prefetch_form). */
-static redux_status sum_partial(const void *x, int64_t count, redux_dtype in, redux_dtype out, redux_cpu_acc *acc,
-                                int far) {
-  if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
+static redux_status reduce_partial(redux_reduction r, const void *x, int64_t count, redux_dtype in, redux_dtype out,
+                                   redux_cpu_acc *acc, int far) {
+  if (!redux_reduction_supported(r, in, out)) return REDUX_ERR_DTYPE;
   if (count < 0) return REDUX_ERR_SHAPE;
   acc->hi = 0.0;
   acc->lo = 0.0;
   acc->i = 0;
-  if (is_float_class(out)) {
+  if (r != REDUX_SUM_OF_VALUES) {
+    mapped_partial(r, x, count, in, acc);
+  } else if (is_float_class(out)) {
     acc->hi = in == REDUX_F32 ? partial_f32(x, count, far)
             : in == REDUX_F16 ? partial_d_f16(x, count)
                               : partial_d_bf16(x, count);
@@ -449,7 +489,8 @@ static redux_status sum_partial(const void *x, int64_t count, redux_dtype in, re
 
 redux_status redux_cpu_sum_partial(const void *x, int64_t count, redux_dtype in, redux_dtype out,
                                    redux_cpu_acc *acc) {
-  return sum_partial(x, count, in, out, acc, count >= 0 ? prefetch_form(count * redux_dtype_size(in)) : PF_NONE);
+  return reduce_partial(REDUX_SUM_OF_VALUES, x, count, in, out, acc,
+                        count >= 0 ? prefetch_form(count * redux_dtype_size(in)) : PF_NONE);
 }
 
 static void store_output(redux_dtype out, double hi, double lo, int64_t i, void *y, int64_t k) {
@@ -483,23 +524,23 @@ redux_status redux_cpu_sum_combine(const redux_cpu_acc *accs, int64_t count, red
   return REDUX_OK;
 }
 
-/* FAR as in sum_partial. */
-static redux_status sum_rows(const void *x, void *y, int64_t row_begin, int64_t row_end, int64_t n, redux_dtype in,
-                             redux_dtype out, int far) {
-  if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
+/* FAR as in reduce_partial. */
+static redux_status reduce_rows(redux_reduction r, const void *x, void *y, int64_t row_begin, int64_t row_end,
+                                int64_t n, redux_dtype in, redux_dtype out, int far) {
+  if (!redux_reduction_supported(r, in, out)) return REDUX_ERR_DTYPE;
   if (n < 0 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
 #if REDUX_FMA_LOOP
-  if (in == out && in == REDUX_F32 && has_fma_loop()) { /* float32 into float32 */
+  if (r == REDUX_SUM_OF_VALUES && in == out && in == REDUX_F32 && has_fma_loop()) { /* float32 into float32 */
     rows_f32_fma((const float *)x, (float *)y, row_begin, row_end, n, far);
     return REDUX_OK;
   }
 #endif
   const char *base = (const char *)x;
   const int64_t pitch = n * redux_dtype_size(in);
-  for (int64_t r = row_begin; r < row_end; ++r) {
+  for (int64_t row = row_begin; row < row_end; ++row) {
     redux_cpu_acc acc;
-    sum_partial(base + r * pitch, n, in, out, &acc, far);
-    redux_cpu_sum_combine(&acc, 1, out, y, r);
+    reduce_partial(r, base + row * pitch, n, in, out, &acc, far);
+    redux_cpu_sum_combine(&acc, 1, out, y, row);
   }
   return REDUX_OK;
 }
@@ -508,7 +549,7 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
                                 redux_dtype in, redux_dtype out) {
   const int far =
       n >= 0 && row_end >= row_begin ? prefetch_form((row_end - row_begin) * n * redux_dtype_size(in)) : PF_NONE;
-  return sum_rows(x, y, row_begin, row_end, n, in, out, far);
+  return reduce_rows(REDUX_SUM_OF_VALUES, x, y, row_begin, row_end, n, in, out, far);
 }
 
 /* One columns work item: columns [c0, c0 + width) of slice o, over rows
@@ -520,8 +561,16 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
     for (int64_t c = 0; c < width; ++c) { ACC_STMT; }              \
   }
 
+/* A mapped reduction's columns: MAP (fabs or square) of each element. */
+#define COL_MAPPED(MAP)                                                                  \
+  if (in == REDUX_F64) COL_LOOP(two_sum_add(&hi[c], &lo[c], MAP(LOAD_F64(x, row + c)))) \
+  else if (in == REDUX_F32) COL_LOOP(hi[c] += MAP(LOAD_F32(x, row + c)))               \
+  else if (in == REDUX_F16) COL_LOOP(hi[c] += MAP(LOAD_F16(x, row + c)))               \
+  else COL_LOOP(hi[c] += MAP(LOAD_BF16(x, row + c)))
+
 REDUX_HOT static void cols_item(const void *x, int64_t rows, int64_t inner, int64_t o, int64_t c0, int64_t width,
-                                int64_t r0, int64_t r1, redux_dtype in, redux_dtype out, redux_cpu_acc *acc) {
+                                int64_t r0, int64_t r1, redux_reduction red, redux_dtype in, redux_dtype out,
+                                redux_cpu_acc *acc) {
   double hi[REDUX_CPU_COL_BLOCK];
   double lo[REDUX_CPU_COL_BLOCK];
   uint64_t iv[REDUX_CPU_COL_BLOCK];
@@ -530,7 +579,11 @@ REDUX_HOT static void cols_item(const void *x, int64_t rows, int64_t inner, int6
     lo[c] = 0.0;
     iv[c] = 0;
   }
-  if (is_float_class(out)) {
+  if (red == REDUX_SUM_OF_ABS) {
+    COL_MAPPED(fabs)
+  } else if (red == REDUX_SUM_OF_SQUARES) {
+    COL_MAPPED(square)
+  } else if (is_float_class(out)) {
     if (in == REDUX_F32) COL_LOOP(hi[c] += LOAD_F32(x, row + c))
     else if (in == REDUX_F16) COL_LOOP(hi[c] += LOAD_F16(x, row + c))
     else COL_LOOP(hi[c] += LOAD_BF16(x, row + c))
@@ -553,9 +606,9 @@ static int64_t col_width(int64_t inner, int64_t c0) {
   return inner - c0 < REDUX_CPU_COL_BLOCK ? inner - c0 : REDUX_CPU_COL_BLOCK;
 }
 
-redux_status redux_cpu_sum_cols(const void *x, void *y, redux_shape s, int64_t item_begin,
-                                int64_t item_end, redux_dtype in, redux_dtype out) {
-  if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
+static redux_status reduce_cols(redux_reduction r, const void *x, void *y, redux_shape s, int64_t item_begin,
+                               int64_t item_end, redux_dtype in, redux_dtype out) {
+  if (!redux_reduction_supported(r, in, out)) return REDUX_ERR_DTYPE;
   if (s.outer < 0 || s.n < 0 || s.inner < 0 || item_begin < 0 || item_end < item_begin)
     return REDUX_ERR_SHAPE;
   const int64_t blocks = col_blocks(s.inner);
@@ -564,10 +617,15 @@ redux_status redux_cpu_sum_cols(const void *x, void *y, redux_shape s, int64_t i
     const int64_t o = k / blocks;
     const int64_t c0 = (k % blocks) * REDUX_CPU_COL_BLOCK;
     const int64_t width = col_width(s.inner, c0);
-    cols_item(x, s.n, s.inner, o, c0, width, 0, s.n, in, out, acc);
+    cols_item(x, s.n, s.inner, o, c0, width, 0, s.n, r, in, out, acc);
     for (int64_t c = 0; c < width; ++c) store_output(out, acc[c].hi, acc[c].lo, acc[c].i, y, o * s.inner + c0 + c);
   }
   return REDUX_OK;
+}
+
+redux_status redux_cpu_sum_cols(const void *x, void *y, redux_shape s, int64_t item_begin, int64_t item_end,
+                                redux_dtype in, redux_dtype out) {
+  return reduce_cols(REDUX_SUM_OF_VALUES, x, y, s, item_begin, item_end, in, out);
 }
 
 /* ---- the CPU reduction tree (redux_cpu_plan) ----
@@ -586,10 +644,10 @@ int64_t redux_cpu_sum_unit(redux_family family, redux_shape s) {
   return s.n > unit ? unit : s.n;
 }
 
-/* The plan; TRIAL: whether its prefetch form may be a timed trial (only
- * for callers that report the call's time). */
-static redux_cpu_plan plan_sum(redux_family family, redux_shape s, redux_dtype in, int trial) {
-  redux_cpu_plan p = {0, 0, 0, 1, 1, 1, 0, 0};
+/* The plan of reduction r; TRIAL: whether its prefetch form may be a timed
+ * trial (only for callers that report the call's time). */
+static redux_cpu_plan plan_reduce(redux_reduction r, redux_family family, redux_shape s, redux_dtype in, int trial) {
+  redux_cpu_plan p = {0, 0, 0, 1, 1, 1, 0, 0, (int)r};
   const int64_t unit = redux_cpu_sum_unit(family, s);
   p.units = unit > 0 ? (s.n + unit - 1) / unit : 1;
   const int64_t blocks = family == REDUX_COLS ? col_blocks(s.inner) : 1;
@@ -604,20 +662,25 @@ static redux_cpu_plan plan_sum(redux_family family, redux_shape s, redux_dtype i
   }
   const int64_t bytes = s.outer * s.n * s.inner * redux_dtype_size(in);
   /* Trials only where the form is used: the float32 loop of full and rows sums. */
+  if (r != REDUX_SUM_OF_VALUES) return p; /* the mapped loops keep the near prefetch */
   p.far_prefetch = trial && in == REDUX_F32 && family != REDUX_COLS ? prefetch_form_of(bytes, &p.prefetch_trial)
                                                                      : prefetch_form(bytes);
   return p;
 }
 
+redux_cpu_plan redux_cpu_reduce_plan(redux_reduction r, redux_family family, redux_shape s, redux_dtype in) {
+  return plan_reduce(r, family, s, in, 1);
+}
+
 redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape s, redux_dtype in) {
-  return plan_sum(family, s, in, 1);
+  return plan_reduce(REDUX_SUM_OF_VALUES, family, s, in, 1);
 }
 
 /* Partials of units [u0, u0 + k) for work items [begin, end) (item = (o,
  * unit[, columns block])) of x, a dense [outer, rows of those units, inner]
  * array; partials [outer, k, inner]. */
-static redux_status unit_items(redux_family family, redux_shape s, const void *x, int64_t u0, int64_t k,
-                               int64_t begin, int64_t end, redux_dtype in, redux_dtype out,
+static redux_status unit_items(redux_reduction r, redux_family family, redux_shape s, const void *x, int64_t u0,
+                               int64_t k, int64_t begin, int64_t end, redux_dtype in, redux_dtype out,
                                redux_cpu_acc *partials, int far) {
   const int64_t unit = redux_cpu_sum_unit(family, s);
   const int64_t rows = ((u0 + k) * unit < s.n ? (u0 + k) * unit : s.n) - u0 * unit;
@@ -627,7 +690,8 @@ static redux_status unit_items(redux_family family, redux_shape s, const void *x
     for (int64_t it = begin; it < end; ++it) {
       const int64_t row = it / k, u = it % k;
       const int64_t count = rows - u * unit < unit ? rows - u * unit : unit;
-      const redux_status st = sum_partial(base + (row * rows + u * unit) * es, count, in, out, &partials[it], far);
+      const redux_status st =
+          reduce_partial(r, base + (row * rows + u * unit) * es, count, in, out, &partials[it], far);
       if (st != REDUX_OK) return st;
     }
     return REDUX_OK;
@@ -637,7 +701,7 @@ static redux_status unit_items(redux_family family, redux_shape s, const void *x
     const int64_t b = it % blocks, u = (it / blocks) % k, o = (it / blocks) / k;
     const int64_t c0 = b * REDUX_CPU_COL_BLOCK;
     const int64_t r1 = (u + 1) * unit < rows ? (u + 1) * unit : rows;
-    cols_item(x, rows, s.inner, o, c0, col_width(s.inner, c0), u * unit, r1, in, out,
+    cols_item(x, rows, s.inner, o, c0, col_width(s.inner, c0), u * unit, r1, r, in, out,
               &partials[(o * k + u) * s.inner + c0]);
   }
   return REDUX_OK;
@@ -646,13 +710,14 @@ static redux_status unit_items(redux_family family, redux_shape s, const void *x
 redux_status redux_cpu_sum_items(const redux_cpu_plan *p, redux_family family, redux_shape s, const void *x,
                                  void *y, redux_cpu_acc *partials, int64_t begin, int64_t end, redux_dtype in,
                                  redux_dtype out) {
-  if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
+  const redux_reduction r = (redux_reduction)p->reduction;
+  if (!redux_reduction_supported(r, in, out)) return REDUX_ERR_DTYPE;
   if (begin < 0 || end < begin || end > p->items) return REDUX_ERR_SHAPE;
   if (p->units == 1) {
-    if (family == REDUX_COLS) return redux_cpu_sum_cols(x, y, s, begin, end, in, out);
-    return sum_rows(x, y, begin, end, s.n, in, out, p->far_prefetch);
+    if (family == REDUX_COLS) return reduce_cols(r, x, y, s, begin, end, in, out);
+    return reduce_rows(r, x, y, begin, end, s.n, in, out, p->far_prefetch);
   }
-  return unit_items(family, s, x, 0, p->units, begin, end, in, out, partials, p->far_prefetch);
+  return unit_items(r, family, s, x, 0, p->units, begin, end, in, out, partials, p->far_prefetch);
 }
 
 /* Output k (slice k / inner, column k % inner) from its `units` partials. */
@@ -683,13 +748,14 @@ redux_status redux_cpu_sum_unit_partials(redux_family family, redux_shape whole,
   if (outer_count < 1 || outer_count > whole.outer) return REDUX_ERR_SHAPE;
   /* The CPU tree of a slice does not depend on outer: plan the held slices. */
   const redux_shape s = {outer_count, whole.n, whole.inner};
-  const redux_cpu_plan p = plan_sum(family, s, in, 0);
+  const redux_cpu_plan p = plan_reduce(REDUX_SUM_OF_VALUES, family, s, in, 0);
   const int64_t k = unit_end - unit_begin;
   const int64_t blocks = family == REDUX_COLS ? col_blocks(s.inner) : 1;
   if (p.units < 2 || unit_begin < 0 || k < 1 || unit_end > p.units || item_begin < 0 || item_end < item_begin ||
       item_end > s.outer * k * blocks)
     return REDUX_ERR_SHAPE;
-  return unit_items(family, s, x, unit_begin, k, item_begin, item_end, in, out, partials, p.far_prefetch);
+  return unit_items(REDUX_SUM_OF_VALUES, family, s, x, unit_begin, k, item_begin, item_end, in, out, partials,
+                    p.far_prefetch);
 }
 
 redux_status redux_cpu_sum_from_partials(redux_family family, redux_shape whole, int64_t outer_count,

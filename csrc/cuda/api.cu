@@ -34,25 +34,33 @@ extern "C" size_t redux_cuda_sum_counters(redux_family family, redux_shape shape
   return 0;
 }
 
-extern "C" redux_status redux_cuda_sum(redux_family family, const void *x, void *y, void *workspace,
-                                       size_t workspace_bytes, unsigned int *counters, size_t counters_len,
-                                       redux_shape shape, redux_dtype in, redux_dtype out, int grid,
-                                       void *stream) {
-  if (!redux_dtype_pair_supported(in, out)) return REDUX_ERR_DTYPE;
+extern "C" redux_status redux_cuda_reduce(redux_reduction r, redux_family family, const void *x, void *y,
+                                          void *workspace, size_t workspace_bytes, unsigned int *counters,
+                                          size_t counters_len, redux_shape shape, redux_dtype in, redux_dtype out,
+                                          int grid, void *stream) {
+  if (!redux_reduction_supported(r, in, out)) return REDUX_ERR_DTYPE;
   if (!shape_ok(shape) || grid < 0) return REDUX_ERR_SHAPE;
   cudaStream_t st = static_cast<cudaStream_t>(stream);
   switch (family) {
     case REDUX_FULL:
       if (shape.outer != 1 || shape.inner != 1) return REDUX_ERR_SHAPE;
-      return launch_chunks(x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st,
+      return launch_chunks(r, x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st,
                            REDUX_FULL);
     case REDUX_ROWS:
       if (shape.inner != 1) return REDUX_ERR_SHAPE;
-      return launch_rows(x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st);
+      return launch_rows(r, x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st);
     case REDUX_COLS:
-      return launch_cols(x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st);
+      return launch_cols(r, x, y, workspace, workspace_bytes, counters, counters_len, shape, in, out, grid, st);
   }
   return REDUX_ERR_SHAPE;
+}
+
+extern "C" redux_status redux_cuda_sum(redux_family family, const void *x, void *y, void *workspace,
+                                       size_t workspace_bytes, unsigned int *counters, size_t counters_len,
+                                       redux_shape shape, redux_dtype in, redux_dtype out, int grid,
+                                       void *stream) {
+  return redux_cuda_reduce(REDUX_SUM_OF_VALUES, family, x, y, workspace, workspace_bytes, counters, counters_len,
+                           shape, in, out, grid, stream);
 }
 
 /* ---- sharded sums ---- */

@@ -30,6 +30,35 @@ redux_status dispatch_pair(redux_dtype in, redux_dtype out, F &&f) {
   return REDUX_ERR_DTYPE;
 }
 
+/* Calls f.template operator()<P>() with P = reduce_policy<In, Out, R> for
+ * reduction r of a supported (input, output) pair (redux_reduction_supported):
+ * the policy is the trees' one parameter. REDUX_SUM_ONLY (the single-file
+ * export) builds the sum alone. */
+template <typename F> struct sum_policy_of_pair {
+  F &f;
+  template <typename In, typename Out>
+  redux_status operator()() const {
+    return f.template operator()<reduce_policy<In, Out, REDUX_SUM_OF_VALUES>>();
+  }
+};
+template <typename F>
+redux_status dispatch_policy(redux_reduction r, redux_dtype in, redux_dtype out, F &&f) {
+  if (r == REDUX_SUM_OF_VALUES) return dispatch_pair(in, out, sum_policy_of_pair<F>{f});
+#ifndef REDUX_SUM_ONLY
+#define REDUX_DISPATCH_MAPPED(IN, OUT)                                                                   \
+  if (in == REDUX_##IN && out == REDUX_##OUT) {                                                          \
+    using In = typename dtype_type<REDUX_##IN>::type;                                                    \
+    using Out = typename dtype_type<REDUX_##OUT>::type;                                                  \
+    if (r == REDUX_SUM_OF_ABS) return f.template operator()<reduce_policy<In, Out, REDUX_SUM_OF_ABS>>(); \
+    if (r == REDUX_SUM_OF_SQUARES)                                                                       \
+      return f.template operator()<reduce_policy<In, Out, REDUX_SUM_OF_SQUARES>>();                      \
+  }
+  REDUX_MAPPED_PAIRS(REDUX_DISPATCH_MAPPED)
+#undef REDUX_DISPATCH_MAPPED
+#endif
+  return REDUX_ERR_DTYPE;
+}
+
 struct acc_bytes_fn {
   size_t *bytes;
   template <typename In, typename Out>

@@ -76,11 +76,12 @@ __device__ __forceinline__ void combine_row(const typename P::acc_t *partials, i
  * 79.6 us at 52.4M fp32 on the H100). */
 enum chunks_finish { kFinishRows, kFinishTicket, kFinishPolled };
 
-template <typename In, typename Out, bool ALIGNED, bool STREAM, int FINISH>
+template <typename P, bool ALIGNED, bool STREAM, int FINISH>
 __global__ void __launch_bounds__(kBlock, kChunksMinBlocks)
-sum_chunks_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, int64_t n, int64_t chunks,
-                  int64_t chunk_len, unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials) {
-  using P = sum_policy<In, Out>;
+sum_chunks_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__restrict__ y, int64_t outer, int64_t n,
+                  int64_t chunks, int64_t chunk_len, unsigned int *counters, typename P::acc_t *partials) {
+  using In = typename P::in_t;
+  using Out = typename P::out_t;
   using acc_t = typename P::acc_t;
   constexpr int VEC = vec_of<In>::value;
   __shared__ acc_t scratch[kBlock / 32];
@@ -189,11 +190,12 @@ constexpr int64_t kWideDedicatedWaves = 8;
  * slots and the grid's last block waits for them (or, in a grid of chunks
  * + 1 blocks, block `chunks`, which holds no chunk); else a ticket per
  * block. */
-template <typename In, typename Out, bool ALIGNED, bool POLLED, bool STRIDED, bool DEDICATED = false>
+template <typename P, bool ALIGNED, bool POLLED, bool STRIDED, bool DEDICATED = false>
 __global__ void __launch_bounds__(kWideBlock, kWideMinBlocks)
-sum_wide_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t chunks, int64_t chunk_len,
-                unsigned int *counters, typename sum_policy<In, Out>::acc_t *partials) {
-  using P = sum_policy<In, Out>;
+sum_wide_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__restrict__ y, int64_t n, int64_t chunks,
+                int64_t chunk_len, unsigned int *counters, typename P::acc_t *partials) {
+  using In = typename P::in_t;
+  using Out = typename P::out_t;
   using acc_t = typename P::acc_t;
   __shared__ acc_t scratch[kWideBlock / 32];
   if constexpr (DEDICATED) {
@@ -237,10 +239,10 @@ sum_wide_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_
  * and block_reduce_sum<P, kBlock> gives the bits of the kWideBlock tree
  * (the levels it skips add only +0: reduce.cuh). sum_wide_kernel would
  * launch kWideBlock threads, three quarters of them idle. */
-template <typename In, typename Out, bool ALIGNED>
+template <typename P, bool ALIGNED>
 __global__ void __launch_bounds__(kBlock)
-sum_wide_short_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n) {
-  using P = sum_policy<In, Out>;
+sum_wide_short_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__restrict__ y, int64_t n) {
+  using In = typename P::in_t;
   constexpr int VEC = vec_of<In>::value;
   __shared__ typename P::acc_t scratch[kBlock / 32];
   /* lane_sum_tiles' partial tile: vector t of the input, the rest of it
@@ -251,26 +253,23 @@ sum_wide_short_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n) 
 }
 
 /* The wide kernel for (alignment, forced grid). */
-template <typename In, typename Out, bool POLLED>
+template <typename P, bool POLLED>
 auto wide_kernel_for(bool aligned, bool strided) {
-  return aligned ? (strided ? sum_wide_kernel<In, Out, true, POLLED, true> : sum_wide_kernel<In, Out, true, POLLED, false>)
-                 : (strided ? sum_wide_kernel<In, Out, false, POLLED, true>
-                            : sum_wide_kernel<In, Out, false, POLLED, false>);
+  return aligned ? (strided ? sum_wide_kernel<P, true, POLLED, true> : sum_wide_kernel<P, true, POLLED, false>)
+                 : (strided ? sum_wide_kernel<P, false, POLLED, true> : sum_wide_kernel<P, false, POLLED, false>);
 }
 
 /* The polled wide kernel of a grid with a dedicated finishing block. */
-template <typename In, typename Out>
+template <typename P>
 auto wide_dedicated_kernel_for(bool aligned) {
-  return aligned ? sum_wide_kernel<In, Out, true, true, false, true> : sum_wide_kernel<In, Out, false, true, false, true>;
+  return aligned ? sum_wide_kernel<P, true, true, false, true> : sum_wide_kernel<P, false, true, false, true>;
 }
 
 /* The kernel for (alignment, cache hint, finish). */
-template <typename In, typename Out, int FINISH>
+template <typename P, int FINISH>
 auto chunks_kernel_for(bool aligned, bool evict_first) {
-  return aligned ? (evict_first ? sum_chunks_kernel<In, Out, true, true, FINISH>
-                                : sum_chunks_kernel<In, Out, true, false, FINISH>)
-                 : (evict_first ? sum_chunks_kernel<In, Out, false, true, FINISH>
-                                : sum_chunks_kernel<In, Out, false, false, FINISH>);
+  return aligned ? (evict_first ? sum_chunks_kernel<P, true, true, FINISH> : sum_chunks_kernel<P, true, false, FINISH>)
+                 : (evict_first ? sum_chunks_kernel<P, false, true, FINISH> : sum_chunks_kernel<P, false, false, FINISH>);
 }
 
 /* The launch of a chunks plan. Wide-tree inputs are streamed ones
@@ -292,36 +291,38 @@ struct launch_chunks_fn {
 
   /* A wide-tree plan: one short block, or the polled grid (with the
    * dedicated finisher when long), or the ticket-finished grid. */
-  template <typename In, typename Out, typename Acc>
-  redux_status launch_wide(const In *xin, Out *yout, bool aligned, int64_t chunk_len, unsigned int *counters,
-                           Acc *partials) const {
-    if (grid == 0 && s.n <= (int64_t)kBlock * vec_of<In>::value) {
-      auto kernel = aligned ? sum_wide_short_kernel<In, Out, true> : sum_wide_short_kernel<In, Out, false>;
+  template <typename P>
+  redux_status launch_wide(const typename P::in_t *xin, typename P::out_t *yout, bool aligned, int64_t chunk_len,
+                           unsigned int *counters, typename P::acc_t *partials) const {
+    if (grid == 0 && s.n <= (int64_t)kBlock * vec_of<typename P::in_t>::value) {
+      auto kernel = aligned ? sum_wide_short_kernel<P, true> : sum_wide_short_kernel<P, false>;
       kernel<<<1, kBlock, 0, stream>>>(xin, yout, s.n);
       return launch_status();
     }
     const int g = grid_per_item(p.chunks, grid);
-    if constexpr (pollable<Acc>::value) {
+    if constexpr (pollable<typename P::acc_t>::value) {
       if (p.polled) {
-        auto dedicated = wide_dedicated_kernel_for<In, Out>(aligned);
+        auto dedicated = wide_dedicated_kernel_for<P>(aligned);
         if (grid == 0 &&
             p.chunks > kWideDedicatedWaves * device_fit(reinterpret_cast<const void *>(dedicated), 0, kWideBlock)) {
           dedicated<<<g + 1, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
           return launch_status();
         }
-        auto kernel = wide_kernel_for<In, Out, true>(aligned, grid > 0);
+        auto kernel = wide_kernel_for<P, true>(aligned, grid > 0);
         kernel<<<g, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
         return launch_status();
       }
     }
-    auto kernel = wide_kernel_for<In, Out, false>(aligned, grid > 0);
+    auto kernel = wide_kernel_for<P, false>(aligned, grid > 0);
     kernel<<<g, kWideBlock, 0, stream>>>(xin, yout, s.n, p.chunks, chunk_len, counters, partials);
     return launch_status();
   }
 
-  template <typename In, typename Out>
+  template <typename P>
   redux_status operator()() const {
-    using acc_t = typename sum_policy<In, Out>::acc_t;
+    using In = typename P::in_t;
+    using Out = typename P::out_t;
+    using acc_t = typename P::acc_t;
     unsigned int *counters;
     acc_t *partials;
     const redux_status st = prepare_workspace(p.f, ws, ws_bytes, stream_counters, stream_counters_len, stream,
@@ -334,10 +335,10 @@ struct launch_chunks_fn {
     const int64_t chunk_len = p.per_chunk * p.lanes * vec_of<In>::value;
     const In *xin = static_cast<const In *>(x);
     Out *yout = static_cast<Out *>(y);
-    if (p.lanes == kWideBlock) return launch_wide<In, Out>(xin, yout, aligned, chunk_len, counters, partials);
+    if (p.lanes == kWideBlock) return launch_wide<P>(xin, yout, aligned, chunk_len, counters, partials);
     if (s.outer != 1) {
       /* Rows: blocks that fit at once, each taking chunks grid-stride. */
-      auto kernel = chunks_kernel_for<In, Out, kFinishRows>(aligned, evict_first);
+      auto kernel = chunks_kernel_for<P, kFinishRows>(aligned, evict_first);
       kernel<<<grid_for(kernel, p.items, grid), kBlock, 0, stream>>>(xin, yout, s.outer, s.n, p.chunks, chunk_len,
                                                                       counters, partials);
       return launch_status();
@@ -346,25 +347,25 @@ struct launch_chunks_fn {
      * says why). */
     if constexpr (pollable<acc_t>::value) {
       if (p.polled) {
-        auto kernel = chunks_kernel_for<In, Out, kFinishPolled>(aligned, evict_first);
+        auto kernel = chunks_kernel_for<P, kFinishPolled>(aligned, evict_first);
         kernel<<<grid_for(kernel, p.items, grid), kBlock, 0, stream>>>(xin, yout, s.outer, s.n, p.chunks, chunk_len,
                                                                         counters, partials);
         return launch_status();
       }
     }
-    auto kernel = chunks_kernel_for<In, Out, kFinishTicket>(aligned, evict_first);
+    auto kernel = chunks_kernel_for<P, kFinishTicket>(aligned, evict_first);
     const int g = grid_for(kernel, p.items, grid);
     kernel<<<g, kBlock, 0, stream>>>(xin, yout, s.outer, s.n, p.chunks, chunk_len, counters, partials);
     return launch_status();
   }
 };
 
-redux_status launch_chunks(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
-                           size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
-                           cudaStream_t stream, redux_family family) {
-  return dispatch_pair(in, out,
-                       launch_chunks_fn{x, y, ws, ws_bytes, counters, counters_len, s, grid, stream,
-                                        plan_chunks(s, in, family)});
+redux_status launch_chunks(redux_reduction r, const void *x, void *y, void *ws, size_t ws_bytes,
+                           unsigned int *counters, size_t counters_len, redux_shape s, redux_dtype in,
+                           redux_dtype out, int grid, cudaStream_t stream, redux_family family) {
+  return dispatch_policy(r, in, out,
+                         launch_chunks_fn{x, y, ws, ws_bytes, counters, counters_len, s, grid, stream,
+                                          plan_chunks(s, in, family)});
 }
 
 size_t chunks_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, redux_family family,
@@ -382,11 +383,11 @@ size_t chunks_counters(redux_shape s, redux_dtype in, redux_family family) {
  * over the same elements with the plan's lanes) and stores them;
  * chunk_finish_kernel combines a row's partials exactly as the last block
  * does (combine_row with the plan's lanes). */
-template <typename In, typename Out, bool ALIGNED, int BLOCK>
+template <typename P, bool ALIGNED, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
-chunk_partials_kernel(const In *__restrict__ x, typename sum_policy<In, Out>::acc_t *partials, int64_t outer,
-                      int64_t n, int64_t c0, int64_t c1, int64_t chunk_len) {
-  using P = sum_policy<In, Out>;
+chunk_partials_kernel(const typename P::in_t *__restrict__ x, typename P::acc_t *partials, int64_t outer, int64_t n,
+                      int64_t c0, int64_t c1, int64_t chunk_len) {
+  using In = typename P::in_t;
   using acc_t = typename P::acc_t;
   constexpr int VEC = vec_of<In>::value;
   constexpr int U = BLOCK == kWideBlock ? kWideTiles : kUnroll; /* loads in flight: never the bits */
@@ -405,10 +406,10 @@ chunk_partials_kernel(const In *__restrict__ x, typename sum_policy<In, Out>::ac
   }
 }
 
-template <typename In, typename Out, int BLOCK>
+template <typename P, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
-chunk_finish_kernel(const typename sum_policy<In, Out>::acc_t *partials, Out *y, int64_t outer, int64_t chunks) {
-  using P = sum_policy<In, Out>;
+chunk_finish_kernel(const typename P::acc_t *partials, typename P::out_t *y, int64_t outer, int64_t chunks) {
+  using Out = typename P::out_t;
   __shared__ typename P::acc_t scratch[BLOCK / 32];
   for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
     combine_row<P, Out, BLOCK>(partials + row * chunks, chunks, scratch, y + row);
@@ -430,23 +431,24 @@ struct chunk_partials_fn {
   cudaStream_t stream;
   chunks_plan p;
 
-  template <typename In, typename Out>
+  template <typename P>
   redux_status operator()() const {
-    return with_lanes(p.lanes, launch<In, Out>{this});
+    return with_lanes(p.lanes, launch<P>{this});
   }
-  template <typename In, typename Out>
+  template <typename P>
   struct launch {
     const chunk_partials_fn *a;
     template <int BLOCK>
     redux_status operator()() const {
+      using In = typename P::in_t;
       const int64_t chunk_len = a->p.per_chunk * BLOCK * vec_of<In>::value;
       const int64_t local_n = (a->c1 * chunk_len < a->s.n ? a->c1 * chunk_len : a->s.n) - a->c0 * chunk_len;
       const bool aligned =
           ((uintptr_t)a->x % 16 == 0) && (a->s.outer == 1 || (local_n * (int64_t)sizeof(In)) % 16 == 0);
-      auto kernel = aligned ? chunk_partials_kernel<In, Out, true, BLOCK> : chunk_partials_kernel<In, Out, false, BLOCK>;
+      auto kernel = aligned ? chunk_partials_kernel<P, true, BLOCK> : chunk_partials_kernel<P, false, BLOCK>;
       const int g = grid_for(kernel, a->s.outer * (a->c1 - a->c0), 0, 0, BLOCK);
       kernel<<<g, BLOCK, 0, a->stream>>>(static_cast<const In *>(a->x),
-                                         static_cast<typename sum_policy<In, Out>::acc_t *>(a->partials), a->s.outer,
+                                         static_cast<typename P::acc_t *>(a->partials), a->s.outer,
                                          a->s.n, a->c0, a->c1, chunk_len);
       return launch_status();
     }
@@ -460,19 +462,19 @@ struct chunk_finish_fn {
   cudaStream_t stream;
   chunks_plan p;
 
-  template <typename In, typename Out>
+  template <typename P>
   redux_status operator()() const {
-    return with_lanes(p.lanes, launch<In, Out>{this});
+    return with_lanes(p.lanes, launch<P>{this});
   }
-  template <typename In, typename Out>
+  template <typename P>
   struct launch {
     const chunk_finish_fn *a;
     template <int BLOCK>
     redux_status operator()() const {
-      auto kernel = chunk_finish_kernel<In, Out, BLOCK>;
+      auto kernel = chunk_finish_kernel<P, BLOCK>;
       const int g = grid_for(kernel, a->s.outer, 0, 0, BLOCK);
-      kernel<<<g, BLOCK, 0, a->stream>>>(static_cast<const typename sum_policy<In, Out>::acc_t *>(a->partials),
-                                         static_cast<Out *>(a->y), a->s.outer, a->p.chunks);
+      kernel<<<g, BLOCK, 0, a->stream>>>(static_cast<const typename P::acc_t *>(a->partials),
+                                         static_cast<typename P::out_t *>(a->y), a->s.outer, a->p.chunks);
       return launch_status();
     }
   };
@@ -487,13 +489,14 @@ redux_status chunks_unit_partials(const void *x, void *partials, redux_shape s, 
                                   int64_t u1, redux_dtype in, redux_dtype out, cudaStream_t stream,
                                   redux_family family) {
   const redux_shape held{outer, s.n, s.inner};
-  return dispatch_pair(in, out, chunk_partials_fn{x, partials, held, u0, u1, stream, plan_chunks(s, in, family)});
+  return dispatch_policy(REDUX_SUM_OF_VALUES, in, out,
+                         chunk_partials_fn{x, partials, held, u0, u1, stream, plan_chunks(s, in, family)});
 }
 
 redux_status chunks_from_partials(const void *partials, void *y, redux_shape s, int64_t outer, redux_dtype in,
                                   redux_dtype out, cudaStream_t stream, redux_family family) {
   const redux_shape held{outer, s.n, s.inner};
-  return dispatch_pair(in, out, chunk_finish_fn{partials, y, held, stream, plan_chunks(s, in, family)});
+  return dispatch_policy(REDUX_SUM_OF_VALUES, in, out, chunk_finish_fn{partials, y, held, stream, plan_chunks(s, in, family)});
 }
 
 }  // namespace redux

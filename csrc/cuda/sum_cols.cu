@@ -224,12 +224,13 @@ __device__ __forceinline__ void cols_ticket_finish(typename P::acc_t *red, const
   }
 }
 
-template <typename In, typename Out, int VEC, bool STREAM>
+template <typename P, int VEC, bool STREAM>
 __global__ void __launch_bounds__(kBlock, kColsMinBlocks)
-sum_cols_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t inner, cols_plan cp,
-                int64_t tiles, int64_t items, unsigned int *counters,
-                typename sum_policy<In, Out>::acc_t *partials, bool clustered) {
-  using P = sum_policy<In, Out>;
+sum_cols_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__restrict__ y, int64_t n, int64_t inner,
+                cols_plan cp, int64_t tiles, int64_t items, unsigned int *counters, typename P::acc_t *partials,
+                bool clustered) {
+  using In = typename P::in_t;
+  using Out = typename P::out_t;
   using acc_t = typename P::acc_t;
   __shared__ acc_t red[kBlock * VEC];
   const int tx = threadIdx.x % cp.tx;
@@ -451,9 +452,9 @@ __device__ __forceinline__ void strip_finish(typename P::acc_t (*runs)[kStripCol
 
 /* Two blocks an SM with fp64 accumulators (32 registers, as the fastest
  * pure reads); one with compensated ones (fp64 output), which need more. */
-template <typename Out>
+template <typename P>
 constexpr int strips_min_blocks() {
-  return sizeof(typename sum_policy<float, Out>::acc_t) > 8 ? 1 : 2;
+  return sizeof(typename P::acc_t) > 8 ? 1 : 2;
 }
 
 /* Where a launch's items lie, fixed at launch so that a block's first
@@ -513,11 +514,11 @@ __device__ __forceinline__ void strip_item(const float *__restrict__ x, int64_t 
  * (segments f, f + finishers, ...); else (sharded units) the partials of
  * chunks [c0, c1) are stored plainly at (o * (c1 - c0) + c - c0) * inner +
  * column, x holding only those chunks' rows of the `outer` slices. */
-template <typename Out, bool ALIGNED, bool POLLED, bool STRIDED>
-__global__ void __launch_bounds__(kStripBlock, strips_min_blocks<Out>())
-sum_strips_kernel(const float *__restrict__ x, Out *__restrict__ y, int64_t n, int64_t inner, int64_t outer,
-                  int64_t c0, strip_layout L, int64_t finishers, void *parts) {
-  using P = sum_policy<float, Out>;
+template <typename P, bool ALIGNED, bool POLLED, bool STRIDED>
+__global__ void __launch_bounds__(kStripBlock, strips_min_blocks<P>())
+sum_strips_kernel(const float *__restrict__ x, typename P::out_t *__restrict__ y, int64_t n, int64_t inner,
+                  int64_t outer, int64_t c0, strip_layout L, int64_t finishers, void *parts) {
+  static_assert(std::is_same<typename P::in_t, float>::value, "the strips tree reads float32");
   using acc_t = typename P::acc_t;
   __shared__ acc_t sd[kStripWarps][kStripCols + 1];
   const unsigned streaming = gridDim.x - (unsigned)finishers;
@@ -541,11 +542,10 @@ sum_strips_kernel(const float *__restrict__ x, Out *__restrict__ y, int64_t n, i
 }
 
 /* The sharded units' finish: segments grid-stride, from plain partials. */
-template <typename Out>
+template <typename P>
 __global__ void __launch_bounds__(kStripBlock)
-strips_finish_kernel(const typename sum_policy<float, Out>::acc_t *partials, Out *y, int64_t outer, int64_t inner,
+strips_finish_kernel(const typename P::acc_t *partials, typename P::out_t *y, int64_t outer, int64_t inner,
                      int64_t chunks) {
-  using P = sum_policy<float, Out>;
   __shared__ typename P::acc_t runs[kStripGroups][kStripCols];
   const int64_t strips = inner / kStripCols;
   const strip_runs sr = strip_runs_of(chunks);
@@ -563,12 +563,13 @@ static family_plan strips_family_plan(redux_shape s) {
 /* The strips tree's launch: a block an item (or the forced grid's blocks
  * over the items), then at most a finishing block an SM (schedule only: the
  * finish's order is fixed). */
-template <typename Out>
-redux_status launch_strips(const float *x, Out *y, void *ws, size_t ws_bytes, unsigned int *stream_counters,
-                           size_t stream_counters_len, redux_shape s, int grid, cudaStream_t stream) {
+template <typename P>
+redux_status launch_strips(const float *x, typename P::out_t *y, void *ws, size_t ws_bytes,
+                           unsigned int *stream_counters, size_t stream_counters_len, redux_shape s, int grid,
+                           cudaStream_t stream) {
   const family_plan p = strips_family_plan(s);
   unsigned int *counters;
-  typename sum_policy<float, Out>::acc_t *unused;
+  typename P::acc_t *unused;
   const redux_status st =
       prepare_workspace(p, ws, ws_bytes, stream_counters, stream_counters_len, stream, &counters, &unused);
   if (st != REDUX_OK) return st;
@@ -579,8 +580,8 @@ redux_status launch_strips(const float *x, Out *y, void *ws, size_t ws_bytes, un
    * measured level for 256 segments) */
   const int64_t rounds = ceil_div(segments, device_sms()), finishers = ceil_div(segments, rounds);
   const bool aligned = (uintptr_t)x % 16 == 0;
-  auto kernel = grid > 0 ? (aligned ? sum_strips_kernel<Out, true, true, true> : sum_strips_kernel<Out, false, true, true>)
-                         : (aligned ? sum_strips_kernel<Out, true, true, false> : sum_strips_kernel<Out, false, true, false>);
+  auto kernel = grid > 0 ? (aligned ? sum_strips_kernel<P, true, true, true> : sum_strips_kernel<P, false, true, true>)
+                         : (aligned ? sum_strips_kernel<P, true, true, false> : sum_strips_kernel<P, false, true, false>);
   kernel<<<(unsigned)(streaming + finishers), kStripBlock, 0, stream>>>(
       x, y, s.n, s.inner, s.outer, 0, strip_layout_of(s, 0, chunks), finishers, counters);
   return launch_status();
@@ -643,13 +644,15 @@ struct launch_cols_fn {
   cudaStream_t stream;
   cols_plan c;
 
-  template <typename In, typename Out, int VEC>
+  template <typename P, int VEC>
   redux_status launch(const family_plan &p) const {
-    using acc_t = typename sum_policy<In, Out>::acc_t;
+    using In = typename P::in_t;
+    using Out = typename P::out_t;
+    using acc_t = typename P::acc_t;
     const int64_t tiles = ceil_div(s.inner, (int64_t)c.tx * VEC);
     const int64_t items = s.outer * c.chunks * tiles;
     const bool evict_first = stream_hint(s.outer * s.n * s.inner * (int64_t)sizeof(In));
-    auto kernel = evict_first ? sum_cols_kernel<In, Out, VEC, true> : sum_cols_kernel<In, Out, VEC, false>;
+    auto kernel = evict_first ? sum_cols_kernel<P, VEC, true> : sum_cols_kernel<P, VEC, false>;
     const cols_choice L = choose_cols_finish(kernel, c.chunks, items, grid);
     const In *in = static_cast<const In *>(x);
     Out *out = static_cast<Out *>(y);
@@ -670,26 +673,45 @@ struct launch_cols_fn {
     return launch_status();
   }
 
-  template <typename In, typename Out>
+  template <typename P>
   redux_status operator()() const {
-    constexpr int VEC = vec_of<In>::value;
+    constexpr int VEC = vec_of<typename P::in_t>::value;
     const family_plan p = cols_family_plan(s, c);
     const bool vec_ok = ((uintptr_t)x % 16 == 0) && (s.inner % VEC == 0);
-    return vec_ok ? launch<In, Out, VEC>(p) : launch<In, Out, 1>(p);
+    return vec_ok ? launch<P, VEC>(p) : launch<P, 1>(p);
   }
 };
 
-redux_status launch_cols(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
-                         size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
-                         cudaStream_t stream) {
-  if (cols_use_strips(s, in)) {
-    const float *xf = static_cast<const float *>(x);
-    return out == REDUX_F32
-               ? launch_strips(xf, static_cast<float *>(y), ws, ws_bytes, counters, counters_len, s, grid, stream)
-               : launch_strips(xf, static_cast<double *>(y), ws, ws_bytes, counters, counters_len, s, grid, stream);
+/* The strips tree's launch for a float32 input (cols_use_strips). */
+struct launch_strips_fn {
+  const void *x;
+  void *y;
+  void *ws;
+  size_t ws_bytes;
+  unsigned int *counters;
+  size_t counters_len;
+  redux_shape s;
+  int grid;
+  cudaStream_t stream;
+
+  template <typename P>
+  redux_status operator()() const {
+    if constexpr (!std::is_same<typename P::in_t, float>::value) {
+      return REDUX_ERR_DTYPE;
+    } else {
+      return launch_strips<P>(static_cast<const float *>(x), static_cast<typename P::out_t *>(y), ws, ws_bytes,
+                              counters, counters_len, s, grid, stream);
+    }
   }
-  return dispatch_pair(in, out, launch_cols_fn{x, y, ws, ws_bytes, counters, counters_len, s, grid, stream,
-                                               plan_cols(s, in)});
+};
+
+redux_status launch_cols(redux_reduction r, const void *x, void *y, void *ws, size_t ws_bytes,
+                         unsigned int *counters, size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out,
+                         int grid, cudaStream_t stream) {
+  if (cols_use_strips(s, in))
+    return dispatch_policy(r, in, out, launch_strips_fn{x, y, ws, ws_bytes, counters, counters_len, s, grid, stream});
+  return dispatch_policy(r, in, out, launch_cols_fn{x, y, ws, ws_bytes, counters, counters_len, s, grid, stream,
+                                                    plan_cols(s, in)});
 }
 
 /* The workspace plan of whichever tree the shape takes. */
@@ -708,11 +730,10 @@ size_t cols_counters(redux_shape s, redux_dtype in) { return (size_t)cols_worksp
  * of every (slice, column) exactly as sum_cols_kernel does with VEC = 1 (a
  * column's additions never depend on VEC) and stores them;
  * cols_finish_kernel finishes each (slice, tile) as the ticket finish does. */
-template <typename In, typename Out>
+template <typename P>
 __global__ void __launch_bounds__(kBlock, kColsMinBlocks)
-cols_partials_kernel(const In *__restrict__ x, typename sum_policy<In, Out>::acc_t *partials, int64_t outer,
-                     int64_t n, int64_t inner, cols_plan cp, int64_t c0, int64_t c1) {
-  using P = sum_policy<In, Out>;
+cols_partials_kernel(const typename P::in_t *__restrict__ x, typename P::acc_t *partials, int64_t outer, int64_t n,
+                     int64_t inner, cols_plan cp, int64_t c0, int64_t c1) {
   using acc_t = typename P::acc_t;
   __shared__ acc_t red[kBlock];
   const int tx = threadIdx.x % cp.tx;
@@ -739,11 +760,11 @@ cols_partials_kernel(const In *__restrict__ x, typename sum_policy<In, Out>::acc
   }
 }
 
-template <typename In, typename Out>
+template <typename P>
 __global__ void __launch_bounds__(kBlock)
-cols_finish_kernel(const typename sum_policy<In, Out>::acc_t *partials, Out *y, int64_t outer, int64_t inner,
+cols_finish_kernel(const typename P::acc_t *partials, typename P::out_t *y, int64_t outer, int64_t inner,
                    cols_plan cp) {
-  using P = sum_policy<In, Out>;
+  using Out = typename P::out_t;
   __shared__ typename P::acc_t red[kBlock];
   const int64_t tiles = ceil_div(inner, (int64_t)cp.tx);
   for (int64_t item = blockIdx.x; item < outer * tiles; item += gridDim.x) {
@@ -760,16 +781,18 @@ struct cols_sharded_fn {
   cudaStream_t stream;
   cols_plan c;
 
-  template <typename In, typename Out>
+  template <typename P>
   redux_status operator()() const {
-    using acc_t = typename sum_policy<In, Out>::acc_t;
+    using In = typename P::in_t;
+    using Out = typename P::out_t;
+    using acc_t = typename P::acc_t;
     const int64_t tiles = ceil_div(s.inner, (int64_t)c.tx);
     if (c1 == 0) {
-      auto kernel = cols_finish_kernel<In, Out>;
+      auto kernel = cols_finish_kernel<P>;
       kernel<<<grid_for(kernel, s.outer * tiles, 0), kBlock, 0, stream>>>(
           static_cast<const acc_t *>(x), static_cast<Out *>(out), s.outer, s.inner, c);
     } else {
-      auto kernel = cols_partials_kernel<In, Out>;
+      auto kernel = cols_partials_kernel<P>;
       kernel<<<grid_for(kernel, s.outer * (c1 - c0) * tiles, 0), kBlock, 0, stream>>>(
           static_cast<const In *>(x), static_cast<acc_t *>(out), s.outer, s.n, s.inner, c, c0, c1);
     }
@@ -792,22 +815,23 @@ struct strips_sharded_fn {
   int64_t c0, c1;
   cudaStream_t stream;
 
-  template <typename In, typename Out>
+  template <typename P>
   redux_status operator()() const {
-    if constexpr (!std::is_same<In, float>::value) {
+    if constexpr (!std::is_same<typename P::in_t, float>::value) {
       return REDUX_ERR_DTYPE; /* cols_use_strips: fp32 input only */
     } else {
-      using acc_t = typename sum_policy<float, Out>::acc_t;
+      using Out = typename P::out_t;
+      using acc_t = typename P::acc_t;
       const int64_t chunks = ceil_div(s.n, kStripChunkRows), strips = s.inner / kStripCols;
       if (c1 == 0) {
-        auto kernel = strips_finish_kernel<Out>;
+        auto kernel = strips_finish_kernel<P>;
         const int64_t sms = device_sms(), segments = s.outer * strips;
         kernel<<<(unsigned)(sms < segments ? sms : segments), kStripBlock, 0, stream>>>(
             static_cast<const acc_t *>(x), static_cast<Out *>(out), s.outer, s.inner, chunks);
       } else {
         const float *xf = static_cast<const float *>(x);
-        auto kernel = (uintptr_t)xf % 16 == 0 ? sum_strips_kernel<Out, true, false, false>
-                                              : sum_strips_kernel<Out, false, false, false>;
+        auto kernel = (uintptr_t)xf % 16 == 0 ? sum_strips_kernel<P, true, false, false>
+                                              : sum_strips_kernel<P, false, false, false>;
         kernel<<<(unsigned)(s.outer * (c1 - c0) * strips), kStripBlock, 0, stream>>>(
             xf, (Out *)nullptr, s.n, s.inner, s.outer, c0, strip_layout_of(s, c0, c1), (int64_t)0, out);
       }
@@ -819,15 +843,17 @@ struct strips_sharded_fn {
 redux_status cols_unit_partials(const void *x, void *partials, redux_shape s, int64_t outer, int64_t u0,
                                 int64_t u1, redux_dtype in, redux_dtype out, cudaStream_t stream) {
   const redux_shape held{outer, s.n, s.inner};
-  if (cols_use_strips(s, in)) return dispatch_pair(in, out, strips_sharded_fn{x, partials, held, u0, u1, stream});
-  return dispatch_pair(in, out, cols_sharded_fn{x, partials, held, u0, u1, stream, plan_cols(s, in)});
+  const redux_reduction sum = REDUX_SUM_OF_VALUES; /* sharded sums are sums */
+  if (cols_use_strips(s, in)) return dispatch_policy(sum, in, out, strips_sharded_fn{x, partials, held, u0, u1, stream});
+  return dispatch_policy(sum, in, out, cols_sharded_fn{x, partials, held, u0, u1, stream, plan_cols(s, in)});
 }
 
 redux_status cols_from_partials(const void *partials, void *y, redux_shape s, int64_t outer, redux_dtype in,
                                 redux_dtype out, cudaStream_t stream) {
   const redux_shape held{outer, s.n, s.inner};
-  if (cols_use_strips(s, in)) return dispatch_pair(in, out, strips_sharded_fn{partials, y, held, 0, 0, stream});
-  return dispatch_pair(in, out, cols_sharded_fn{partials, y, held, 0, 0, stream, plan_cols(s, in)});
+  const redux_reduction sum = REDUX_SUM_OF_VALUES;
+  if (cols_use_strips(s, in)) return dispatch_policy(sum, in, out, strips_sharded_fn{partials, y, held, 0, 0, stream});
+  return dispatch_policy(sum, in, out, cols_sharded_fn{partials, y, held, 0, 0, stream, plan_cols(s, in)});
 }
 
 }  // namespace redux

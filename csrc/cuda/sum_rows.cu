@@ -34,10 +34,11 @@ static int rows_width(int64_t n, redux_dtype in) {
   return w;
 }
 
-template <typename In, typename Out, bool ALIGNED, bool STREAM>
+template <typename P, bool ALIGNED, bool STREAM>
 __global__ void __launch_bounds__(kBlock)
-sum_rows_kernel(const In *__restrict__ x, Out *__restrict__ y, int64_t outer, int64_t n, int width) {
-  using P = sum_policy<In, Out>;
+sum_rows_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__restrict__ y, int64_t outer, int64_t n,
+                int width) {
+  using In = typename P::in_t;
   using acc_t = typename P::acc_t;
   constexpr int VEC = vec_of<In>::value;
   const int lane = threadIdx.x % width;
@@ -63,12 +64,14 @@ struct launch_rows_fn {
   int grid;
   cudaStream_t stream;
 
-  template <typename In, typename Out>
+  template <typename P>
   redux_status operator()() const {
+    using In = typename P::in_t;
+    using Out = typename P::out_t;
     const bool aligned = ((uintptr_t)x % 16 == 0) && ((s.n * (int64_t)sizeof(In)) % 16 == 0);
     const bool evict_first = stream_hint(s.outer * s.n * (int64_t)sizeof(In));
-    auto kernel = aligned ? (evict_first ? sum_rows_kernel<In, Out, true, true> : sum_rows_kernel<In, Out, true, false>)
-                          : (evict_first ? sum_rows_kernel<In, Out, false, true> : sum_rows_kernel<In, Out, false, false>);
+    auto kernel = aligned ? (evict_first ? sum_rows_kernel<P, true, true> : sum_rows_kernel<P, true, false>)
+                          : (evict_first ? sum_rows_kernel<P, false, true> : sum_rows_kernel<P, false, false>);
     const int64_t items = ceil_div(s.outer, kBlock / width);
     const int g = grid_for(kernel, items, grid);
     kernel<<<g, kBlock, 0, stream>>>(static_cast<const In *>(x), static_cast<Out *>(y), s.outer, s.n,
@@ -81,12 +84,12 @@ bool rows_use_chunks(redux_shape s, redux_dtype in) {
   return s.n * redux_dtype_size(in) > kRowsGroupMaxBytes;
 }
 
-redux_status launch_rows(const void *x, void *y, void *ws, size_t ws_bytes, unsigned int *counters,
-                         size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out, int grid,
-                         cudaStream_t stream) {
+redux_status launch_rows(redux_reduction r, const void *x, void *y, void *ws, size_t ws_bytes,
+                         unsigned int *counters, size_t counters_len, redux_shape s, redux_dtype in, redux_dtype out,
+                         int grid, cudaStream_t stream) {
   if (rows_use_chunks(s, in))
-    return launch_chunks(x, y, ws, ws_bytes, counters, counters_len, s, in, out, grid, stream, REDUX_ROWS);
-  return dispatch_pair(in, out, launch_rows_fn{x, y, s, rows_width(s.n, in), grid, stream});
+    return launch_chunks(r, x, y, ws, ws_bytes, counters, counters_len, s, in, out, grid, stream, REDUX_ROWS);
+  return dispatch_policy(r, in, out, launch_rows_fn{x, y, s, rows_width(s.n, in), grid, stream});
 }
 
 size_t rows_workspace_bytes(redux_shape s, redux_dtype in, redux_dtype out, size_t counters_len) {

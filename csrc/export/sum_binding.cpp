@@ -29,9 +29,9 @@ torch::Tensor submission_sum(torch::Tensor x, torch::Tensor out) {
                                                         buffers.counters ? buffers.counters_len : 0);
   torch::Tensor held;
   void *ws = redux_shim::call_workspace(buffers, ws_bytes, x.device(), &held);
-  const redux_status st = redux::launch_chunks(x.data_ptr(), out.data_ptr(), ws, ws_bytes, buffers.counters,
-                                               buffers.counters_len, shape, REDUX_F32, REDUX_F32, 0, stream,
-                                               REDUX_FULL);
+  const redux_status st = redux::launch_chunks(REDUX_SUM_OF_VALUES, x.data_ptr(), out.data_ptr(), ws, ws_bytes,
+                                               buffers.counters, buffers.counters_len, shape, REDUX_F32, REDUX_F32,
+                                               0, stream, REDUX_FULL);
   TORCH_CHECK(st == REDUX_OK, "custom_kernel: redux's launch failed: ", redux_status_string(st));
   return out.view(c10::IntArrayRef{});
 }

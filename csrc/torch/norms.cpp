@@ -4,12 +4,14 @@
 // sum |x|; 2: sqrt(sum |x|^2); 0: the count of nonzeros; +-inf: max / min
 // |x| (exact in any order: redux::amax / amin of |x|, or where no gradient is
 // recorded redux::_extreme_abs, one read); other p: (sum |x|^p)^(1/p).
-// One rounding to the result dtype. ord 2 over trailing dims of float32 /
-// float16 / bfloat16 rows of up to kRowKernelMaxN where no gradient is
-// recorded: one kernel, redux::_sum_squares_rows (fp64 sums); longer rows
-// there: that kernel on pieces of each row, then redux::sum. Composite-
-// ImplicitAutograd: autograd, Meta and torch.compile come from redux::sum,
-// redux::_sum_squares_rows and torch's elementwise ops.
+// One rounding to the result dtype. Where no gradient is recorded, a real
+// input is read once: ord 2 over trailing dims of float32 / float16 /
+// bfloat16 rows of up to kRowKernelMaxN by the row kernel
+// redux::_sum_squares_rows (fp64 sums); other ord 1 and ord 2 reductions
+// (any dims, longer rows, float64) by redux::_sum_of on redux::sum's trees
+// (|x| or x * x mapped in fp64, no wide copy). CompositeImplicitAutograd:
+// autograd, Meta and torch.compile come from those ops and torch's
+// elementwise ops.
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
@@ -40,13 +42,9 @@ at::Tensor root_at_zero(const at::Tensor &sum, double exponent) {
   return at::where(zero, at::zeros_like(sum), root);
 }
 
-// The 2-norms of rows longer than a row kernel takes (takes_long_rows):
-// each row cut into pieces of long_row_piece(n) elements and a shorter
-// last one, the pieces' sums of squares by redux::_sum_squares_rows in
-// fp64, a row's piece sums added by redux::sum in fp64, the root, one
-// rounding. A row's bits depend on its values and n alone. No gradient is
-// recorded here, so a plain root gives root_at_zero's values.
 using SumSquaresRows = at::Tensor(const at::Tensor &, double, bool, std::optional<at::ScalarType>);
+using SumOf = at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, c10::string_view,
+                         std::optional<at::ScalarType>, int64_t);
 
 // The largest (or, `largest` false, the smallest) |x| over the reduced dims.
 at::Tensor extreme_of(const at::Tensor &magnitude, bool largest, const std::vector<int64_t> &reduced, bool keepdim) {
@@ -59,16 +57,9 @@ const c10::TypedOperatorHandle<SumSquaresRows> &sum_squares_rows_op() {
   return handle;
 }
 
-at::Tensor long_rows_norm2(const at::Tensor &x, const std::vector<int64_t> &reduced, bool keepdim,
-                           at::ScalarType out) {
-  const LongRowPieces p = long_row_pieces(x, reduced);
-  std::vector<at::Tensor> sums{sum_squares_rows_op().call(p.whole, 1.0, false, at::kDouble).reshape({-1, p.per_row})};
-  if (p.tail.defined()) sums.push_back(sum_squares_rows_op().call(p.tail, 1.0, false, at::kDouble).unsqueeze(1));
-  const std::vector<int64_t> over_pieces{1};
-  const at::Tensor total = sum_op().call(sums.size() == 1 ? sums[0] : at::cat(sums, 1), over_pieces, false,
-                                         std::nullopt);
-  return reduced_shape(total.sqrt().to(out).view_symint(p.rows.sym_sizes().slice(0, p.rows.dim() - 1)), reduced,
-                       keepdim);
+const c10::TypedOperatorHandle<SumOf> &sum_of_op() {
+  static const auto handle = c10::Dispatcher::singleton().findSchemaOrThrow("redux::_sum_of", "").typed<SumOf>();
+  return handle;
 }
 
 // torch's checks of self, ord and dtype.
@@ -118,8 +109,11 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
   if (p == 2 && !x.is_complex() && takes_row_kernel(x, reduced)) {
     return reduced_shape(sum_squares_rows_op().call(as_rows(x, reduced), 1.0, true, std::nullopt), reduced, keepdim);
   }
-  if (p == 2 && !x.is_complex() && takes_long_rows(x, reduced)) return long_rows_norm2(x, reduced, keepdim, out);
   const at::ScalarType wide = mean_sum_dtype(out);
+  if ((p == 1 || p == 2) && !x.is_complex() && !gradient_recorded(x)) {  // one read, no wide copy
+    const at::Tensor sum = sum_of_op().call(x, dim, keepdim, p == 1 ? "abs" : "square", wide, 0);
+    return (p == 1 ? sum : sum.sqrt()).to(out);
+  }
   const at::Tensor magnitude = (x.is_complex() ? x.to(at::toComplexType(wide)) : x.to(wide)).abs();
   at::Tensor norm;
   if (std::isinf(p)) {

@@ -230,6 +230,14 @@ TORCH_LIBRARY(redux, m) {
   // prove the result bits do not depend on the grid.
   define(m, "_sum_grid(Tensor self, int[1]? dim, bool keepdim, ScalarType? dtype, int grid) -> Tensor",
         {at::Tag::pt2_compliant_tag});
+  // Internal: a mapped reduction on redux::sum's trees (redux_reduction):
+  // of="abs" sums |x|, of="square" sums x * x, each element mapped in fp64
+  // (dtype: float64 for float32 / float64 self, float32 for float16 /
+  // bfloat16). The norms' one read (norms.cpp); no autograd. grid: as
+  // _sum_grid's (tests).
+  define(m, "_sum_of(Tensor self, int[1]? dim=None, bool keepdim=False, *, str of, ScalarType? dtype=None, "
+            "int grid=0) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
   // The reduction ladder (csrc/cuda/ladder.cu): 1-D float32 CUDA only, each
   // returns the sum as a 0-dim float32 tensor.
   for (const auto &op : redux_shim::kLadderOps) {

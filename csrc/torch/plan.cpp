@@ -210,6 +210,43 @@ SumPlan plan_sum_any_device(const char *op, const at::Tensor &self, at::Optional
   return plan_from_spec(sum_spec(op, self, dim, dtype), self, keepdim);
 }
 
+namespace {
+constexpr const char *kSumOf = "redux._sum_of";
+}  // namespace
+
+SumOfSpec sum_of_spec(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim,
+                      std::optional<at::ScalarType> dtype) {
+  redux_reduction r;
+  if (of == "abs") r = REDUX_SUM_OF_ABS;
+  else if (of == "square") r = REDUX_SUM_OF_SQUARES;
+  else TORCH_CHECK(false, kSumOf, ": argument 'of' is '", of, "'; expected 'abs' or 'square'");
+  TORCH_CHECK(self.defined(), kSumOf, ": argument 'self' is an undefined tensor");
+  const at::ScalarType t = self.scalar_type();
+  TORCH_CHECK(at::isFloatingType(t) && to_redux(t).has_value(), kSumOf, ": argument 'self' has dtype ", t,
+              "; expected float32, float64, float16 or bfloat16");
+  SumSpec spec = sum_spec(kSumOf, self, dim, dtype);
+  // The kernel reads self's dtype, or the result's where the pair has no kernel (plan_from_spec).
+  const redux_dtype out_t = *to_redux(spec.out_dtype);
+  const redux_dtype in_t = redux_dtype_pair_supported(*to_redux(t), out_t) ? *to_redux(t) : out_t;
+  TORCH_CHECK(redux_reduction_supported(r, in_t, out_t), kSumOf, ": argument 'dtype' is ", spec.out_dtype,
+              " for a ", t, " self; the sum of '", of,
+              "' accumulates in fp64: dtype=torch.float64 for float32 and float64, torch.float32 for float16 and "
+              "bfloat16");
+  return {r, std::move(spec)};
+}
+
+SumPlan plan_sum_of(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim, bool keepdim,
+                    std::optional<at::ScalarType> dtype) {
+  const SumOfSpec s = sum_of_spec(self, of, dim, dtype);
+  TORCH_CHECK(self.device().is_cpu() || self.device().is_cuda(), kSumOf,
+              ": argument 'self' must be on a CPU or CUDA device, got ", self.device());
+  // The pieces path runs the sharded sums, which are sums: read a dense copy.
+  const at::Tensor x = self.is_non_overlapping_and_dense() ? self : self.contiguous();
+  SumPlan plan = plan_from_spec(s.spec, x, keepdim);
+  plan.reduction = s.reduction;
+  return plan;
+}
+
 std::pair<at::Tensor, at::Tensor> allocate_outputs(const SumPlan &plan) {
   auto opts = plan.input.options().dtype(plan.out_dtype);
   at::Tensor result = plan.trivial ? at::zeros(plan.result_shape, opts) : at::empty(plan.result_shape, opts);

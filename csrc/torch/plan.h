@@ -54,6 +54,7 @@ struct SumPlan {
   redux_shape shape{1, 1, 1};
   redux_dtype in_t = REDUX_F32;
   redux_dtype out_t = REDUX_F32;
+  redux_reduction reduction = REDUX_SUM_OF_VALUES;  // what the kernel adds of each element
   // The kernel writes its outputs in the memory order of the kept dims. When
   // that differs from their logical order, kernel_shape/kernel_perm say how
   // to view the kernel's buffer so it can be copied into the result.
@@ -103,6 +104,21 @@ SumPlan plan_sum(const char *op, const at::Tensor &self, at::OptionalIntArrayRef
 // sharded tensor: redux.distributed plans the sum it stands for).
 SumPlan plan_sum_any_device(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
                             bool keepdim, std::optional<at::ScalarType> dtype);
+// redux::_sum_of's arguments: the reduction `of` names ("abs": sum |x|,
+// "square": sum x * x) and torch.sum's dtype rules, checked (errors name the
+// argument) for a floating self and a (self, result) dtype pair the mapped
+// reductions take (REDUX_MAPPED_PAIRS). Returns the result dtype.
+struct SumOfSpec {
+  redux_reduction reduction;
+  SumSpec spec;
+};
+SumOfSpec sum_of_spec(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim,
+                      std::optional<at::ScalarType> dtype);
+// Its plan: plan_sum's, of that reduction; a self that is not dense is
+// planned as its dense copy, which the plan reads.
+SumPlan plan_sum_of(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim, bool keepdim,
+                    std::optional<at::ScalarType> dtype);
+
 // The at::ScalarType of a redux_dtype.
 at::ScalarType scalar_type_of(redux_dtype t);
 

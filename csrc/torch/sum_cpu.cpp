@@ -1,4 +1,5 @@
-// CPU implementation of redux::sum: the shim's plan, then the C plan's work
+// CPU implementation of redux::sum and redux::_sum_of (a mapped reduction
+// on the same trees): the shim's plan, then the C plan's work
 // items fanned out with at::parallel_for. What each item adds and the order
 // partials combine in are decided by the C kernels (redux_cpu_sum_plan), so
 // the result does not depend on the thread count.
@@ -25,7 +26,7 @@ int64_t grain_for(int64_t items, int64_t min_grain, int64_t pieces) {
 
 // Fans the C plan's work items, then its finish items, out to torch's threads.
 void run_plan(const SumPlan &p, const void *x, void *y, int64_t pieces) {
-  const redux_cpu_plan cp = redux_cpu_sum_plan(p.family, p.shape, p.in_t);
+  const redux_cpu_plan cp = redux_cpu_reduce_plan(p.reduction, p.family, p.shape, p.in_t);
   std::vector<redux_cpu_acc> partials(cp.partials);
   // Only a trial call reads the clock (redux_cpu_prefetch_report).
   const auto start = cp.prefetch_trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
@@ -57,6 +58,17 @@ at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
   return result;
 }
 
+at::Tensor sum_of_cpu(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim, c10::string_view of,
+                      std::optional<at::ScalarType> dtype, int64_t pieces) {
+  TORCH_CHECK(pieces >= 0, "redux._sum_of: argument 'grid' must be >= 0, got ", pieces);
+  const SumPlan plan = plan_sum_of(self, of, dim, keepdim, dtype);
+  auto [result, kernel_out] = allocate_outputs(plan);
+  if (plan.trivial) return result;
+  run_plan(plan, plan.input.const_data_ptr(), kernel_out.mutable_data_ptr(), pieces);
+  finish_outputs(plan, result, kernel_out);
+  return result;
+}
+
 at::Tensor sum_cpu(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype) {
   return sum_impl(self, dim, keepdim, dtype, 0);
@@ -73,4 +85,5 @@ at::Tensor sum_grid_cpu(const at::Tensor &self, at::OptionalIntArrayRef dim, boo
 TORCH_LIBRARY_IMPL(redux, CPU, m) {
   m.impl("sum", &redux_shim::sum_cpu);
   m.impl("_sum_grid", &redux_shim::sum_grid_cpu);
+  m.impl("_sum_of", &redux_shim::sum_of_cpu);
 }

@@ -1,4 +1,5 @@
-// CUDA implementation of redux::sum: plan, the current stream's own ticket
+// CUDA implementation of redux::sum and redux::_sum_of (a mapped reduction on
+// the same trees): plan, the current stream's own ticket
 // counters and workspace (stream_buffers.h; a workspace too large for it, or a
 // graph capture, gets one from the caching allocator on the stream: never a
 // global buffer, concurrent streams and captures each get their own), then
@@ -16,6 +17,25 @@ namespace {
 
 constexpr const char *kOp = "redux.sum";
 
+// One C API call for a dense plan, on the current stream of `device`.
+void run_plan(const SumPlan &plan, const at::Device &device, const at::Tensor &kernel_out, int64_t grid) {
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream(device.index()).stream();
+  StreamBuffers buffers;
+  size_t ws_bytes = redux_cuda_sum_workspace_bytes(plan.family, plan.shape, plan.in_t, plan.out_t);
+  if (ws_bytes > 0) {
+    buffers = stream_buffers(device.index(), stream);
+    // Beside this stream's counters (none in a graph capture): no counter room.
+    if (buffers.counters)
+      ws_bytes = redux_cuda_sum_workspace_bytes_beside(plan.family, plan.shape, plan.in_t, plan.out_t,
+                                                       buffers.counters_len);
+  }
+  at::Tensor held;
+  void *ws = call_workspace(buffers, ws_bytes, device, &held);
+  check_status(kOp, redux_cuda_reduce(plan.reduction, plan.family, plan.input.const_data_ptr(),
+                                      kernel_out.mutable_data_ptr(), ws, ws_bytes, buffers.counters,
+                                      buffers.counters_len, plan.shape, plan.in_t, plan.out_t, (int)grid, stream));
+}
+
 at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype, int64_t grid) {
   TORCH_CHECK(grid >= 0 && grid <= INT32_MAX, kOp, ": argument 'grid' must be in [0, 2^31), got ", grid);
@@ -27,22 +47,19 @@ at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
     sum_in_pieces(plan, result, PieceBackend{kCudaTree, sum_impl, unit_partials_cuda, from_partials_cuda}, grid);
     return result;
   }
+  run_plan(plan, self.device(), kernel_out, grid);
+  finish_outputs(plan, result, kernel_out);
+  return result;
+}
 
-  cudaStream_t stream = at::cuda::getCurrentCUDAStream(self.device().index()).stream();
-  StreamBuffers buffers;
-  size_t ws_bytes = redux_cuda_sum_workspace_bytes(plan.family, plan.shape, plan.in_t, plan.out_t);
-  if (ws_bytes > 0) {
-    buffers = stream_buffers(self.device().index(), stream);
-    // Beside this stream's counters (none in a graph capture): no counter room.
-    if (buffers.counters)
-      ws_bytes = redux_cuda_sum_workspace_bytes_beside(plan.family, plan.shape, plan.in_t, plan.out_t,
-                                                       buffers.counters_len);
-  }
-  at::Tensor held;
-  void *ws = call_workspace(buffers, ws_bytes, self.device(), &held);
-  check_status(kOp, redux_cuda_sum(plan.family, plan.input.const_data_ptr(), kernel_out.mutable_data_ptr(), ws,
-                                   ws_bytes, buffers.counters, buffers.counters_len, plan.shape, plan.in_t,
-                                   plan.out_t, (int)grid, stream));
+at::Tensor sum_of_cuda(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim, c10::string_view of,
+                       std::optional<at::ScalarType> dtype, int64_t grid) {
+  TORCH_CHECK(grid >= 0 && grid <= INT32_MAX, "redux._sum_of: argument 'grid' must be in [0, 2^31), got ", grid);
+  const c10::cuda::CUDAGuard guard(self.device());
+  const SumPlan plan = plan_sum_of(self, of, dim, keepdim, dtype);
+  auto [result, kernel_out] = allocate_outputs(plan);
+  if (plan.trivial) return result;
+  run_plan(plan, self.device(), kernel_out, grid);
   finish_outputs(plan, result, kernel_out);
   return result;
 }
@@ -63,4 +80,5 @@ at::Tensor sum_grid_cuda(const at::Tensor &self, at::OptionalIntArrayRef dim, bo
 TORCH_LIBRARY_IMPL(redux, CUDA, m) {
   m.impl("sum", &redux_shim::sum_cuda);
   m.impl("_sum_grid", &redux_shim::sum_grid_cuda);
+  m.impl("_sum_of", &redux_shim::sum_of_cuda);
 }

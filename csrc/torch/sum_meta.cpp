@@ -1,4 +1,4 @@
-// Meta (fake tensor) kernels of redux::sum and redux::_sum_grid: the result's
+// Meta (fake tensor) kernels of redux::sum, redux::_sum_grid and redux::_sum_of: the result's
 // shape and dtype from the same plan code the real kernels use (plan.h), in
 // symbolic sizes, so torch.compile and opcheck see exactly the real rules.
 #include <torch/library.h>
@@ -23,10 +23,19 @@ at::Tensor sum_grid_meta(const at::Tensor &self, at::OptionalIntArrayRef dim, bo
   return sum_meta(self, dim, keepdim, dtype);
 }
 
+at::Tensor sum_of_meta(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim, c10::string_view of,
+                       std::optional<at::ScalarType> dtype, int64_t grid) {
+  TORCH_CHECK(grid >= 0, "redux._sum_of: argument 'grid' must be >= 0, got ", grid);
+  const SumOfSpec s = sum_of_spec(self, of, dim, dtype);
+  return at::empty_symint(result_shape<c10::SymInt>(self.sym_sizes(), s.spec.reduced, keepdim),
+                          self.options().dtype(s.spec.out_dtype));
+}
+
 }  // namespace
 }  // namespace redux_shim
 
 TORCH_LIBRARY_IMPL(redux, Meta, m) {
   m.impl("sum", &redux_shim::sum_meta);
   m.impl("_sum_grid", &redux_shim::sum_grid_meta);
+  m.impl("_sum_of", &redux_shim::sum_of_meta);
 }

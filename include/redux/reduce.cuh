@@ -4,6 +4,10 @@
  *   acc policies   sum_policy<In, Out>: accumulator type, zero, add(element),
  *                  combine(acc, acc), finish -> Out. The accumulator follows
  *                  the OUTPUT dtype (see redux.h).
+ *   reductions     reduce_policy<In, Out, R>: the policy the trees take as
+ *                  their parameter: sum_policy's identity, combine and
+ *                  finish, with each element mapped by R (redux_reduction)
+ *                  before it is added; R = REDUX_SUM_OF_VALUES is the sum.
  *   loads          load_vec<In, VEC, ALIGNED, STREAM>: VEC consecutive
  *                  elements, one 16-byte load when ALIGNED, scalar loads
  *                  otherwise; the elements come back in the same order
@@ -36,6 +40,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+
+#include "redux/redux.h"
 
 namespace redux {
 
@@ -73,6 +79,8 @@ template <typename In> struct sum_policy<In, float> {
   using acc_t = double;
   static __device__ __forceinline__ acc_t zero() { return 0.0; }
   static __device__ __forceinline__ acc_t add(acc_t a, In x) { return a + (double)to_float<In>(x); }
+  static __device__ __forceinline__ double widen(In x) { return (double)to_float<In>(x); }
+  static __device__ __forceinline__ acc_t add_wide(acc_t a, double v) { return a + v; }
   static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return a + b; }
   static __device__ __forceinline__ float finish(acc_t a) { return (float)a; }
 };
@@ -101,6 +109,8 @@ template <> struct sum_policy<float, double> {
   using acc_t = double;
   static __device__ __forceinline__ acc_t zero() { return 0.0; }
   static __device__ __forceinline__ acc_t add(acc_t a, float x) { return a + (double)x; }
+  static __device__ __forceinline__ double widen(float x) { return (double)x; }
+  static __device__ __forceinline__ acc_t add_wide(acc_t a, double v) { return a + v; }
   static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return a + b; }
   static __device__ __forceinline__ double finish(acc_t a) { return a; }
 };
@@ -110,6 +120,8 @@ template <> struct sum_policy<double, double> {
   using acc_t = dd;
   static __device__ __forceinline__ acc_t zero() { return dd{0.0, 0.0}; }
   static __device__ __forceinline__ acc_t add(acc_t a, double x) { return dd_add(a, x); }
+  static __device__ __forceinline__ double widen(double x) { return x; }
+  static __device__ __forceinline__ acc_t add_wide(acc_t a, double v) { return dd_add(a, v); }
   static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return dd_combine(a, b); }
   /* An inf or NaN element makes hi non-finite and lo NaN (inf - inf): then
    * hi alone is torch's answer. */
@@ -123,6 +135,33 @@ template <> struct sum_policy<int64_t, int64_t> {
   static __device__ __forceinline__ acc_t add(acc_t a, int64_t x) { return a + (unsigned long long)x; }
   static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return a + b; }
   static __device__ __forceinline__ int64_t finish(acc_t a) { return (int64_t)a; }
+};
+
+/* What reduction R adds of an element already widened to the accumulator's
+ * precision: for the mapped pairs (redux.h) fp64, where |x| and x * x of a
+ * float32, float16 or bfloat16 element are exact. */
+template <redux_reduction R> __device__ __forceinline__ double mapped(double v) {
+  if constexpr (R == REDUX_SUM_OF_ABS) return fabs(v);
+  else if constexpr (R == REDUX_SUM_OF_SQUARES) return v * v;
+  else return v;
+}
+
+/* The policy the trees are instantiated with: reduction R of In elements
+ * into Out. The sum is sum_policy's own add, so its code and bits are the
+ * sum's; a mapped reduction adds mapped<R>(widen(x)) (sum_policy's add is
+ * add_wide(widen(x)) for the mapped pairs). Identity, combine and finish
+ * are the sum's, so are the partials and every tree above the lanes. */
+template <typename In, typename Out, redux_reduction R = REDUX_SUM_OF_VALUES>
+struct reduce_policy : sum_policy<In, Out> {
+  using base = sum_policy<In, Out>;
+  using acc_t = typename base::acc_t;
+  using in_t = In;
+  using out_t = Out;
+  static constexpr redux_reduction reduction = R;
+  static __device__ __forceinline__ acc_t add(acc_t a, In x) {
+    if constexpr (R == REDUX_SUM_OF_VALUES) return base::add(a, x);
+    else return base::add_wide(a, mapped<R>(base::widen(x)));
+  }
 };
 
 /* ---- shuffles for every accumulator type ---- */

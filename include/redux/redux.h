@@ -77,6 +77,32 @@ const char *redux_status_string(redux_status s);
 /* True when a kernel exists for this (input, output) pair. */
 int redux_dtype_pair_supported(redux_dtype in, redux_dtype out);
 
+/* What the trees add up: the reduction is a parameter of every family
+ * (full, rows, columns) on both backends. REDUX_SUM_OF_VALUES is the sum;
+ * the others map each element first, in the accumulator's precision (fp64
+ * for the pairs below, where the map of a float32, float16 or bfloat16
+ * element is exact), then add by the sum's own tree: the same lanes, order
+ * and finish. Adding one: its value here, its map in include/redux/reduce.cuh
+ * (CUDA) and csrc/cpu/sum_cpu.c (CPU), and the op that calls it. */
+typedef enum redux_reduction {
+  REDUX_SUM_OF_VALUES = 0,
+  REDUX_SUM_OF_ABS = 1,    /* sum of |x|: the 1-norm */
+  REDUX_SUM_OF_SQUARES = 2 /* sum of x * x: the squared 2-norm */
+} redux_reduction;
+#define REDUX_REDUCTION_COUNT 3
+
+/* The (input, output) pairs of the mapped reductions: the floating inputs
+ * into their fp64-accumulated outputs (a norm's wide dtype). */
+#define REDUX_MAPPED_PAIRS(X) \
+  X(F32, F64)                 \
+  X(F64, F64)                 \
+  X(F16, F32)                 \
+  X(BF16, F32)
+
+/* True when reduction r has a kernel for this (input, output) pair: every
+ * pair of REDUX_DTYPE_PAIRS for the sum, REDUX_MAPPED_PAIRS for the others. */
+int redux_reduction_supported(redux_reduction r, redux_dtype in, redux_dtype out);
+
 /* Bytes of one element of a dtype (0 for a value outside the enum). */
 static inline int64_t redux_dtype_size(redux_dtype t) {
   switch (t) {
@@ -153,7 +179,11 @@ typedef struct redux_cpu_plan {
   int prefetch_trial; /* nonzero: this call is one of the timed trials that
                          choose far_prefetch for its size class; the caller
                          reports its time (redux_cpu_prefetch_report) */
+  int reduction;      /* the redux_reduction its items compute */
 } redux_cpu_plan;
+/* The plan of reduction r (redux_cpu_sum_plan: of the sum). Its items
+ * return REDUX_ERR_DTYPE where redux_reduction_supported says no. */
+redux_cpu_plan redux_cpu_reduce_plan(redux_reduction r, redux_family family, redux_shape shape, redux_dtype in);
 redux_cpu_plan redux_cpu_sum_plan(redux_family family, redux_shape shape, redux_dtype in);
 /* The time of a plan's items (all threads, wall clock) over an input of
  * input_bytes into `out`; a no-op unless plan->prefetch_trial and `out` is
@@ -253,6 +283,13 @@ redux_status redux_cuda_sum(redux_family family, const void *x, void *y,
                             unsigned int *counters, size_t counters_len,
                             redux_shape shape, redux_dtype in, redux_dtype out,
                             int grid, void *stream);
+/* redux_cuda_sum of reduction r (redux_cuda_sum is r = REDUX_SUM_OF_VALUES):
+ * the same trees, workspace and counters; REDUX_ERR_DTYPE where
+ * redux_reduction_supported says no. */
+redux_status redux_cuda_reduce(redux_reduction r, redux_family family, const void *x, void *y,
+                               void *workspace, size_t workspace_bytes, unsigned int *counters,
+                               size_t counters_len, redux_shape shape, redux_dtype in, redux_dtype out,
+                               int grid, void *stream);
 
 /* Sharded sums on CUDA (see the CPU's above; the same contract, the CUDA
  * tree's units). Partials are accumulators of redux_cuda_sum_partial_bytes

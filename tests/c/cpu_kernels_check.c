@@ -172,6 +172,35 @@ int main(void) {
   redux_cpu_acc acc;
   if (redux_cpu_sum_partial(NULL, -1, REDUX_F32, REDUX_F32, &acc) != REDUX_ERR_SHAPE) ++failures;
   if (redux_cpu_sum_partial(NULL, 0, REDUX_F64, REDUX_F16, &acc) != REDUX_ERR_DTYPE) ++failures;
+  /* a mapped reduction refuses the pairs it has no kernel for, and adds
+   * |x| and x * x through the sum's tree */
+  {
+    const redux_shape s = {1, 1000, 1};
+    float xf[1000];
+    double y = 0.0;
+    for (int i = 0; i < 1000; ++i) xf[i] = (float)((i % 7) - 3) * 0.5f;
+    const redux_cpu_plan bad = redux_cpu_reduce_plan(REDUX_SUM_OF_SQUARES, REDUX_FULL, s, REDUX_I64);
+    if (redux_cpu_sum_items(&bad, REDUX_FULL, s, xf, &y, NULL, 0, bad.items, REDUX_I64, REDUX_I64) != REDUX_ERR_DTYPE)
+      ++failures;
+    const redux_cpu_plan narrow = redux_cpu_reduce_plan(REDUX_SUM_OF_ABS, REDUX_FULL, s, REDUX_F32);
+    if (redux_cpu_sum_items(&narrow, REDUX_FULL, s, xf, &y, NULL, 0, 1, REDUX_F32, REDUX_F32) != REDUX_ERR_DTYPE)
+      ++failures;
+    double want_abs = 0.0, want_sq = 0.0;
+    for (int i = 0; i < 1000; ++i) {
+      want_abs += fabs((double)xf[i]);
+      want_sq += (double)xf[i] * xf[i];
+    }
+    const redux_reduction rs[2] = {REDUX_SUM_OF_ABS, REDUX_SUM_OF_SQUARES};
+    const double want[2] = {want_abs, want_sq}; /* exact: quarters, few of them */
+    for (int k = 0; k < 2; ++k) {
+      const redux_cpu_plan p = redux_cpu_reduce_plan(rs[k], REDUX_FULL, s, REDUX_F32);
+      if (p.reduction != (int)rs[k] ||
+          redux_cpu_sum_items(&p, REDUX_FULL, s, xf, &y, NULL, 0, p.items, REDUX_F32, REDUX_F64) != REDUX_OK ||
+          y != want[k])
+        ++failures;
+      ++cases;
+    }
+  }
   printf("%d cases, %d failures, output hash %016llx\n", cases, failures, (unsigned long long)out_hash);
   return failures ? 1 : 0;
 }
