@@ -98,8 +98,33 @@ def check_extremes():
     return count
 
 
+# the mapped reductions on the sum's trees: full (short, chunked, wide),
+# short and long rows, columns (tile kernel, float32 strips)
+SUM_OF_PROBLEMS = [((1000,), None), (((1 << 20) + 3,), None), ((33, 1025), [1]), ((5, 70_001), [1]),
+                   ((300, 33, 5), [1]), ((4100, 128), [0])]
+
+
+def check_sum_of():
+    count = 0
+    for shape, dim in SUM_OF_PROBLEMS:
+        for dtype, wide in ((torch.float32, torch.float64), (torch.float64, torch.float64),
+                            (torch.float16, torch.float32), (torch.bfloat16, torch.float32)):
+            n = 1
+            for s in shape:
+                n *= s
+            for off in (0, 1):  # aligned and misaligned starts
+                x = random_tensor((n + off,), dtype, "cuda", seed=n + off)[off:].view(shape)
+                for of in ("abs", "square"):
+                    for grid in (0, 3):
+                        got = torch.ops.redux._sum_of(x, dim, of=of, dtype=wide, grid=grid)
+                        want = (x.double().abs() if of == "abs" else x.double() ** 2).sum(dim)
+                        assert ((got.double() - want).abs() <= 1.2e-7 * want).all()
+                        count += 1
+    return count
+
+
 def main():
-    count = check_row_kernels() + check_extremes()
+    count = check_row_kernels() + check_extremes() + check_sum_of()
     for shape, dim in PROBLEMS:
         for dtype, out in PAIRS:
             n = 1
