@@ -107,6 +107,23 @@ def test_bits_are_batch_invariant_and_thread_independent(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_deviations_squared_in_the_read_keep_the_composites_bits(device, dtype):
+    """Without a gradient the fp64 deviations' squares are summed by
+    redux::_sum_of; with one, by the composite's product and redux.sum: the
+    same products and tree, so the same bits."""
+    cases = [((4100, 130), [0]), ((300, 33, 5), [1]), ((7, 1025), [0])]  # columns: no row kernel either way
+    if dtype == torch.float64:  # the row kernels read float32 and narrower
+        cases += [((70001,), None), ((6, 5000), [1])]
+    for shape, dim in cases:
+        x = random_tensor(shape, dtype, device, seed=len(shape), offset=2.5)
+        for op in (torch.ops.redux.var, torch.ops.redux.std):
+            fast = op(x, dim)
+            recorded = op(x.clone().requires_grad_(), dim)
+            assert recorded.requires_grad and same(fast, recorded.detach()), (op, shape)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_gradients_and_torch_integration(device):
     x = random_tensor((3, 4, 5), torch.float64, device, seed=8).requires_grad_()
     for dim, correction in ((None, None), ([1], 0), ([0, 2], 2)):

@@ -39,14 +39,6 @@ at::Tensor shift(const at::Tensor &x, at::IntArrayRef dims, at::ScalarType wide)
   return extreme_op(REDUX_MAX).call(x.detach(), dims, true).to(wide);
 }
 
-// x - shift in the wide dtype (shift's), a new tensor. On the CPU a whole-tensor cast, then the
-// subtraction in place: torch's mixed-dtype broadcasting arithmetic is several times slower there.
-// On CUDA that arithmetic is one pass, the cast and the subtraction two.
-at::Tensor shifted_wide(const at::Tensor &x, const at::Tensor &shift) {
-  if (x.is_cuda()) return x.sub(shift);
-  return x.to(shift.scalar_type(), /*non_blocking=*/false, /*copy=*/true).sub_(shift);
-}
-
 at::Tensor exp_rows(const at::Tensor &x, redux_exp_op op) {
   static const auto handle = c10::Dispatcher::singleton()
                                  .findSchemaOrThrow("redux::_exp_rows", "")

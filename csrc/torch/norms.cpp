@@ -43,8 +43,6 @@ at::Tensor root_at_zero(const at::Tensor &sum, double exponent) {
 }
 
 using SumSquaresRows = at::Tensor(const at::Tensor &, double, bool, std::optional<at::ScalarType>);
-using SumOf = at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, c10::string_view,
-                         std::optional<at::ScalarType>, int64_t);
 
 // The largest (or, `largest` false, the smallest) |x| over the reduced dims.
 at::Tensor extreme_of(const at::Tensor &magnitude, bool largest, const std::vector<int64_t> &reduced, bool keepdim) {
@@ -54,11 +52,6 @@ at::Tensor extreme_of(const at::Tensor &magnitude, bool largest, const std::vect
 const c10::TypedOperatorHandle<SumSquaresRows> &sum_squares_rows_op() {
   static const auto handle =
       c10::Dispatcher::singleton().findSchemaOrThrow("redux::_sum_squares_rows", "").typed<SumSquaresRows>();
-  return handle;
-}
-
-const c10::TypedOperatorHandle<SumOf> &sum_of_op() {
-  static const auto handle = c10::Dispatcher::singleton().findSchemaOrThrow("redux::_sum_of", "").typed<SumOf>();
   return handle;
 }
 

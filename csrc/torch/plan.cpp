@@ -270,6 +270,11 @@ const c10::TypedOperatorHandle<SumFn> &sum_op() {
   return handle;
 }
 
+const c10::TypedOperatorHandle<SumOfFn> &sum_of_op() {
+  static const auto handle = c10::Dispatcher::singleton().findSchemaOrThrow("redux::_sum_of", "").typed<SumOfFn>();
+  return handle;
+}
+
 const c10::TypedOperatorHandle<SumFn> &mean_op() {
   static const auto handle = c10::Dispatcher::singleton().findSchemaOrThrow("redux::mean", "").typed<SumFn>();
   return handle;

@@ -44,6 +44,10 @@ inline at::ScalarType mean_sum_dtype(at::ScalarType out) {
 
 const c10::TypedOperatorHandle<SumFn> &sum_op();
 const c10::TypedOperatorHandle<SumFn> &mean_op();
+// redux::_sum_of's signature and handle (self, dim, keepdim, of, dtype, grid).
+using SumOfFn = at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, c10::string_view,
+                           std::optional<at::ScalarType>, int64_t);
+const c10::TypedOperatorHandle<SumOfFn> &sum_of_op();
 
 struct SumPlan {
   at::Tensor input;        // what the kernel reads: dense, maybe converted or copied (see pieces)

@@ -88,4 +88,9 @@ void run_cpu_rows(const char *op, int64_t rows, int64_t n,
   check_status(op, (redux_status)failed.load());
 }
 
+at::Tensor shifted_wide(const at::Tensor &x, const at::Tensor &shift) {
+  if (x.is_cuda() || x.scalar_type() == shift.scalar_type()) return x.sub(shift);
+  return x.to(shift.scalar_type(), /*non_blocking=*/false, /*copy=*/true).sub_(shift);
+}
+
 }  // namespace redux_shim

@@ -58,6 +58,13 @@ at::Tensor as_rows(const at::Tensor &x, const std::vector<int64_t> &reduced);
 // shape: the reduced dims dropped, or kept as size 1 when keepdim.
 at::Tensor reduced_shape(const at::Tensor &r, const std::vector<int64_t> &reduced, bool keepdim);
 
+// x - shift in the wide dtype (shift's), a new tensor: the composites'
+// deviations and shifted values. On the CPU a whole-tensor cast, then the
+// subtraction in place: torch's mixed-dtype broadcasting arithmetic is
+// several times slower there. On CUDA (or for x already wide) the
+// subtraction is one pass. The same values either way.
+at::Tensor shifted_wide(const at::Tensor &x, const at::Tensor &shift);
+
 // The least work a CPU thread is given at a time, in elements: less costs
 // more in handing out than it saves.
 constexpr int64_t kCpuPieceElements = 32768;

@@ -8,7 +8,9 @@
 // for float32/float64, fp32 for float16/bfloat16) divided once, as
 // redux::mean computes it; the deviations from it are formed in the wide
 // dtype and their squares summed by redux::sum in that dtype; one division
-// by max(0, N - correction), one rounding to the result dtype. Complex
+// by max(0, N - correction), one rounding to the result dtype (fp64
+// deviations where no gradient is recorded: squared in redux::_sum_of's
+// read, the same bits). Complex
 // inputs: the variances of the real and imaginary parts, added (torch's
 // definition). CompositeImplicitAutograd: autograd, Meta and torch.compile
 // come from redux::sum, redux::_moment_rows and torch's elementwise ops.
@@ -87,8 +89,12 @@ std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tenso
   }
   if (takes_long_rows(self, reduced)) return long_rows_var_mean(self, reduced, divisor, keepdim, want_sqrt);
   const at::Tensor mean = sum_op().call(self, dim, true, wide).div(c10::Scalar(count));
-  const at::Tensor deviation = self.sub(mean);  // in the wide dtype (type promotion)
-  const at::Tensor squares = sum_op().call(deviation.mul(deviation), dim, keepdim, std::nullopt);
+  const at::Tensor deviation = shifted_wide(self, mean);
+  // fp64 deviations and no gradient: their squares summed in the read (the
+  // same products and tree as summing deviation * deviation, one pass less)
+  const at::Tensor squares = wide == at::kDouble && !gradient_recorded(self)
+                                 ? sum_of_op().call(deviation, dim, keepdim, "square", wide, 0)
+                                 : sum_op().call(deviation.mul(deviation), dim, keepdim, std::nullopt);
   at::Tensor var = squares.div(divisor);
   if (want_sqrt) var = var.sqrt();
   const at::Tensor m = keepdim ? mean : mean.squeeze(reduced);

@@ -142,7 +142,7 @@ template <> struct sum_policy<int64_t, int64_t> {
  * float32, float16 or bfloat16 element are exact. */
 template <redux_reduction R> __device__ __forceinline__ double mapped(double v) {
   if constexpr (R == REDUX_SUM_OF_ABS) return fabs(v);
-  else if constexpr (R == REDUX_SUM_OF_SQUARES) return v * v;
+  else if constexpr (R == REDUX_SUM_OF_SQUARES) return __dmul_rn(v, v); /* rounded alone: never fused into the add */
   else return v;
 }
 
