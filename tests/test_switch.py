@@ -13,8 +13,8 @@ from conftest import DEVICES, cuda, ops_called, random_tensor
 from redux._dtypes import MEAN_SUM_DTYPE
 
 # the redux ops a routed reduction runs: the sums and the row kernels
-REDUX_REDUCTIONS = {"redux::sum", "redux::mean", "redux::_exp_rows", "redux::_moment_rows", "redux::_sum_squares_rows",
-                    "redux::amax", "redux::amin"}
+REDUX_REDUCTIONS = {"redux::sum", "redux::mean", "redux::_sum_of", "redux::_exp_rows", "redux::_moment_rows",
+                    "redux::_sum_squares_rows", "redux::amax", "redux::amin"}
 
 
 

@@ -305,14 +305,23 @@ DEFINE_PARTIAL_D(partial_square_bf16, SQUARE_BF16, 2)
  * the add. Why: on Zen 3 the conversions and the adds share the two FP add
  * pipes, and the fma moves the adds to the otherwise idle FMA pipes
  * (docs/notes/cpu.md). */
-#define FMA_LANES(k) \
-  a##k = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(p + i + 4 * k)), one, a##k)
+/* MAP (REDUX_SUM_OF_VALUES or REDUX_SUM_OF_SQUARES, constant at every call
+ * site): the sum adds fma(v, 1, a), the sum of squares fma(v, v, a), whose
+ * product of a float32 is exact in fp64, so it rounds as the baseline's
+ * v * v + a (one thread, 1M float32: 10% faster than the baseline loop;
+ * |x| by an and-not before the fma was 12% slower than its baseline, so the
+ * sum of |x| has none). */
+#define FMA_LANES(k)                                                        \
+  do {                                                                      \
+    const __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(p + i + 4 * k));         \
+    a##k = _mm256_fmadd_pd(v, map == REDUX_SUM_OF_SQUARES ? v : one, a##k); \
+  } while (0)
 /* The 32 lanes of `count` elements into OUT (eight 4-wide vectors). FAR:
  * the prefetch form (PF_*), a constant at every call site (the function is
  * inlined), so each caller gets one loop with one kind of prefetch. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void f32_fma_lane_vectors(const float *p,
                                                                                          int64_t count, int far,
-                                                                                         v4d out[8]) {
+                                                                                         v4d out[8], int map) {
   const __m256d one = _mm256_set1_pd(1.0);
   __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
   int64_t i = 0;
@@ -332,14 +341,23 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void f32_fma_la
   if (i == count) return;
   double lane[FLANES]; /* the tail's elements i, i + 1, ... to lanes 0, 1, ... */
   memcpy(lane, out, sizeof lane);
-  for (int k = 0; i + k < count; ++k) lane[k] += (double)p[i + k];
+  for (int k = 0; i + k < count; ++k) {
+    const double v = (double)p[i + k];
+    lane[k] += map == REDUX_SUM_OF_SQUARES ? v * v : v;
+  }
   memcpy(out, lane, sizeof lane);
 }
 /* The 32 lanes' sum (tree32_v gives tree32's bits). */
 __attribute__((target("avx2,fma"), always_inline)) static inline double f32_fma_lanes(const float *p,
                                                                                     int64_t count, int far) {
   v4d lanes[8];
-  f32_fma_lane_vectors(p, count, far, lanes);
+  f32_fma_lane_vectors(p, count, far, lanes, REDUX_SUM_OF_VALUES);
+  return tree32_v(lanes);
+}
+/* The float32 sum of squares' FMA form (no software prefetch). */
+__attribute__((target("avx2,fma"))) static double partial_square_f32_fma(const void *x, int64_t count) {
+  v4d lanes[8];
+  f32_fma_lane_vectors((const float *)x, count, PF_NONE, lanes, REDUX_SUM_OF_SQUARES);
   return tree32_v(lanes);
 }
 #undef FMA_LANES
@@ -365,7 +383,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void rows_f32_f
   v4d prev[4];
   for (int64_t r = r0; r < r1; ++r) {
     v4d cur[8];
-    f32_fma_lane_vectors(x + r * n, n, far, cur);
+    f32_fma_lane_vectors(x + r * n, n, far, cur, REDUX_SUM_OF_VALUES);
     if (r > r0) y[r - 1] = (float)(0.0 + tree32_rest(prev));
     tree32_first_level(cur, prev);
   }
@@ -386,11 +404,19 @@ static int has_fma_loop(void) { return __builtin_cpu_supports("avx2") && __built
 static double partial_f32(const void *x, int64_t count, int far) {
   return has_fma_loop() ? partial_d_f32_fma(x, count, far) : partial_d_f32(x, count);
 }
+/* A mapped reduction's float32 partial: squares in the FMA form where the CPU has it. */
+static double mapped_f32(int abs, const void *x, int64_t count) {
+  if (abs) return partial_abs_f32(x, count);
+  return has_fma_loop() ? partial_square_f32_fma(x, count) : partial_square_f32(x, count);
+}
 #else
 static int has_fma_loop(void) { return 0; }
 static double partial_f32(const void *x, int64_t count, int far) {
   (void)far;
   return partial_d_f32(x, count);
+}
+static double mapped_f32(int abs, const void *x, int64_t count) {
+  return abs ? partial_abs_f32(x, count) : partial_square_f32(x, count);
 }
 #endif
 
@@ -455,7 +481,7 @@ static void mapped_partial(redux_reduction r, const void *x, int64_t count, redu
       if (abs) partial_abs_dd_f64(x, count, &acc->hi, &acc->lo);
       else partial_square_dd_f64(x, count, &acc->hi, &acc->lo);
       break;
-    case REDUX_F32: acc->hi = abs ? partial_abs_f32(x, count) : partial_square_f32(x, count); break;
+    case REDUX_F32: acc->hi = mapped_f32(abs, x, count); break;
     case REDUX_F16: acc->hi = abs ? partial_abs_f16(x, count) : partial_square_f16(x, count); break;
     default: acc->hi = abs ? partial_abs_bf16(x, count) : partial_square_bf16(x, count); break;
   }

@@ -3,7 +3,8 @@
  * the CPU has it) and with -DREDUX_CPU_NO_CLONES (the baseline loop only),
  * and the two outputs compared line by line. Inputs: random mantissas at
  * mixed exponents with an offset (sums that round, never exact), lengths
- * around the 32-lane edges, unaligned starts; full partials and rows. The
+ * around the 32-lane edges, unaligned starts; full partials and rows, and
+ * the mapped reductions' full sums (|x|, x * x into float64). The
  * first line names the loop that ran (redux_cpu_float32_loop; the test
  * skips when both builds ran the baseline), the second the input size from
  * which it prefetches far (redux_cpu_far_prefetch_bytes). */
@@ -26,6 +27,23 @@ static float sample(float offset) {
   float v = m;
   for (int k = 0; k < (e < 0 ? -e : e); ++k) v = e < 0 ? v * 0.5f : v * 2.0f;
   return ((b & 1) ? -v : v) + offset;
+}
+
+/* Reduction r of x[0, n) into float64 (the plan's items and finish), as bits. */
+static uint64_t mapped_bits(redux_reduction r, const float *x, int64_t n) {
+  const redux_shape s = {1, n, 1};
+  const redux_cpu_plan p = redux_cpu_reduce_plan(r, REDUX_FULL, s, REDUX_F32);
+  redux_cpu_acc partials[8];
+  double y = 0.0;
+  if (p.partials > 8 ||
+      redux_cpu_sum_items(&p, REDUX_FULL, s, x, &y, partials, 0, p.items, REDUX_F32, REDUX_F64) != REDUX_OK ||
+      (p.finishes > 0 && redux_cpu_sum_finish(&p, REDUX_FULL, s, partials, &y, 0, p.finishes, REDUX_F64) != REDUX_OK)) {
+    fprintf(stderr, "status error\n");
+    exit(2);
+  }
+  uint64_t b;
+  memcpy(&b, &y, sizeof b);
+  return b;
 }
 
 int main(void) {
@@ -52,8 +70,10 @@ int main(void) {
         uint32_t rb[3];
         memcpy(&db, &acc.hi, sizeof db);
         memcpy(rb, rows, sizeof rb);
-        printf("n=%lld offset=%g start=%d partial=%016llx rows=%08x,%08x,%08x\n", (long long)n, offsets[oi], start,
-               (unsigned long long)db, rb[0], rb[1], rb[2]);
+        printf("n=%lld offset=%g start=%d partial=%016llx rows=%08x,%08x,%08x abs=%016llx square=%016llx\n",
+               (long long)n, offsets[oi], start, (unsigned long long)db, rb[0], rb[1], rb[2],
+               (unsigned long long)mapped_bits(REDUX_SUM_OF_ABS, buf + start, n),
+               (unsigned long long)mapped_bits(REDUX_SUM_OF_SQUARES, buf + start, n));
         free(buf);
       }
   return 0;
