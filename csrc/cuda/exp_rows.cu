@@ -168,45 +168,39 @@ redux_status launch_backward(bool log_form, const void *g, const void *y, void *
 }  // namespace
 }  // namespace redux
 
+/* The softmax forms' op, checked with the shape: false for a bad op or shape. */
+static bool softmax_form(redux_exp_op op, int64_t rows, int64_t n, bool *log_form) {
+  *log_form = op == REDUX_EXP_LOG_SOFTMAX;
+  return rows >= 1 && n >= 1 && (op == REDUX_EXP_SOFTMAX || op == REDUX_EXP_LOG_SOFTMAX);
+}
+
 extern "C" redux_status redux_cuda_exp_rows_backward(redux_exp_op op, const void *g, const void *y, void *dx,
                                                      int64_t rows, int64_t n, redux_dtype t, void *stream) {
   using namespace redux;
-  if (rows < 1 || n < 1) return REDUX_ERR_SHAPE;
-  if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX) return REDUX_ERR_SHAPE;
-  const bool log_form = op == REDUX_EXP_LOG_SOFTMAX;
-  cudaStream_t st = static_cast<cudaStream_t>(stream);
-  switch (t) {
-    case REDUX_F32: return launch_backward<float>(log_form, g, y, dx, rows, n, st);
-    case REDUX_F16: return launch_backward<__half>(log_form, g, y, dx, rows, n, st);
-    case REDUX_BF16: return launch_backward<__nv_bfloat16>(log_form, g, y, dx, rows, n, st);
-    default: return REDUX_ERR_DTYPE;
-  }
+  bool log_form;
+  if (!softmax_form(op, rows, n, &log_form)) return REDUX_ERR_SHAPE;
+  return with_row_dtype(t, [&](auto tag) {
+    return launch_backward<typename decltype(tag)::type>(log_form, g, y, dx, rows, n,
+                                                          static_cast<cudaStream_t>(stream));
+  });
 }
 
 extern "C" redux_status redux_cuda_exp_rows_apply(redux_exp_op op, const void *x, const double *parts, void *y,
                                                   int64_t rows, int64_t n, redux_dtype t, void *stream) {
   using namespace redux;
-  if (rows < 1 || n < 1) return REDUX_ERR_SHAPE;
-  if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX) return REDUX_ERR_SHAPE;
-  const bool log_form = op == REDUX_EXP_LOG_SOFTMAX;
-  cudaStream_t st = static_cast<cudaStream_t>(stream);
-  switch (t) {
-    case REDUX_F32: return launch_apply<float>(log_form, x, parts, y, rows, n, st);
-    case REDUX_F16: return launch_apply<__half>(log_form, x, parts, y, rows, n, st);
-    case REDUX_BF16: return launch_apply<__nv_bfloat16>(log_form, x, parts, y, rows, n, st);
-    default: return REDUX_ERR_DTYPE;
-  }
+  bool log_form;
+  if (!softmax_form(op, rows, n, &log_form)) return REDUX_ERR_SHAPE;
+  return with_row_dtype(t, [&](auto tag) {
+    return launch_apply<typename decltype(tag)::type>(log_form, x, parts, y, rows, n,
+                                                       static_cast<cudaStream_t>(stream));
+  });
 }
 
 extern "C" redux_status redux_cuda_exp_rows(redux_exp_op op, const void *x, void *y, int64_t rows, int64_t n,
                                             redux_dtype t, void *stream) {
   using namespace redux;
   if (rows < 1 || n < 1) return REDUX_ERR_SHAPE;
-  cudaStream_t st = static_cast<cudaStream_t>(stream);
-  switch (t) {
-    case REDUX_F32: return launch_op<float>(op, x, y, rows, n, st);
-    case REDUX_F16: return launch_op<__half>(op, x, y, rows, n, st);
-    case REDUX_BF16: return launch_op<__nv_bfloat16>(op, x, y, rows, n, st);
-    default: return REDUX_ERR_DTYPE;
-  }
+  return with_row_dtype(t, [&](auto tag) {
+    return launch_op<typename decltype(tag)::type>(op, x, y, rows, n, static_cast<cudaStream_t>(stream));
+  });
 }

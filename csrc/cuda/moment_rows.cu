@@ -165,13 +165,10 @@ extern "C" redux_status redux_cuda_sum_squares_each(const void *const *x, const 
   if (count < 0 || (count > 0 && (x == nullptr || n == nullptr || m2 == nullptr))) return REDUX_ERR_SHAPE;
   for (int64_t i = 0; i < count; ++i)
     if (n[i] < 1 || x[i] == nullptr || m2[i] == nullptr) return REDUX_ERR_SHAPE;
-  cudaStream_t st = static_cast<cudaStream_t>(stream);
-  switch (t) {
-    case REDUX_F32: return launch_each_widths<float>(x, n, m2, count, divisor, root != 0, st);
-    case REDUX_F16: return launch_each_widths<__half>(x, n, m2, count, divisor, root != 0, st);
-    case REDUX_BF16: return launch_each_widths<__nv_bfloat16>(x, n, m2, count, divisor, root != 0, st);
-    default: return REDUX_ERR_DTYPE;
-  }
+  return with_row_dtype(t, [&](auto tag) {
+    return launch_each_widths<typename decltype(tag)::type>(x, n, m2, count, divisor, root != 0,
+                                                             static_cast<cudaStream_t>(stream));
+  });
 }
 
 extern "C" redux_status redux_cuda_moment_rows(const void *x, void *m2, void *mean, int64_t rows, int64_t n,
@@ -182,11 +179,7 @@ extern "C" redux_status redux_cuda_moment_rows(const void *x, void *m2, void *me
   if (out != t && out != REDUX_F64) return REDUX_ERR_DTYPE;
   const bool wide = out == REDUX_F64;
   const MomentArgs a{rows, n, divisor, centered != 0, root != 0};
-  cudaStream_t st = static_cast<cudaStream_t>(stream);
-  switch (t) {
-    case REDUX_F32: return launch_out<float>(wide, x, m2, mean, a, st);
-    case REDUX_F16: return launch_out<__half>(wide, x, m2, mean, a, st);
-    case REDUX_BF16: return launch_out<__nv_bfloat16>(wide, x, m2, mean, a, st);
-    default: return REDUX_ERR_DTYPE;
-  }
+  return with_row_dtype(t, [&](auto tag) {
+    return launch_out<typename decltype(tag)::type>(wide, x, m2, mean, a, static_cast<cudaStream_t>(stream));
+  });
 }

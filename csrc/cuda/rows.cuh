@@ -63,6 +63,20 @@ __device__ __forceinline__ typename P::acc_t group_reduce(typename P::acc_t v, t
   }
 }
 
+/* Calls f(row_type<T>{}) with T the row kernels' element type of t (float32,
+ * float16, bfloat16); REDUX_ERR_DTYPE for another dtype. */
+template <typename T> struct row_type {
+  using type = T;
+};
+template <typename F> redux_status with_row_dtype(redux_dtype t, F &&f) {
+  switch (t) {
+    case REDUX_F32: return f(row_type<float>{});
+    case REDUX_F16: return f(row_type<__half>{});
+    case REDUX_BF16: return f(row_type<__nv_bfloat16>{});
+    default: return REDUX_ERR_DTYPE;
+  }
+}
+
 /* Whether a row of n elements of T is a warp's (else the block's). */
 template <typename T> __host__ __forceinline__ bool warp_per_row(int64_t n) {
   return n * (int64_t)sizeof(T) <= kWarpRowMaxBytes;
