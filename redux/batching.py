@@ -1,4 +1,5 @@
-"""vmap batching rules for redux::sum, redux::mean, redux::amax, redux::amin and redux::_sum_of.
+"""vmap batching rules for redux::sum, redux::mean, redux::amax, redux::amin, redux::_sum_of and
+redux::_one_pass_mean.
 
 Without a rule torch.vmap runs the op once per sample (torch's slow
 fallback, with a warning). The rule moves the batch dim to the front and
@@ -13,7 +14,7 @@ bits in any batch.
 import torch
 
 _OPS = {"redux::sum": "redux.sum", "redux::mean": "redux.mean", "redux::amax": "redux.amax",
-        "redux::amin": "redux.amin", "redux::_sum_of": "redux._sum_of"}
+        "redux::amin": "redux.amin", "redux::_sum_of": "redux._sum_of", "redux::_one_pass_mean": "redux._one_pass_mean"}
 
 
 def sample_dims(name, dim, rank):

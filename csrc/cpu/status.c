@@ -21,10 +21,13 @@ int redux_dtype_pair_supported(redux_dtype in, redux_dtype out) {
 
 int redux_reduction_supported(redux_reduction r, redux_dtype in, redux_dtype out) {
   if (r == REDUX_SUM_OF_VALUES) return redux_dtype_pair_supported(in, out);
-  if (r != REDUX_SUM_OF_ABS && r != REDUX_SUM_OF_SQUARES) return 0;
 #define REDUX_PAIR_MATCHES(IN, OUT) \
   if (in == REDUX_##IN && out == REDUX_##OUT) return 1;
-  REDUX_MAPPED_PAIRS(REDUX_PAIR_MATCHES)
+  if (r == REDUX_MEAN_OF_VALUES) {
+    REDUX_MEAN_PAIRS(REDUX_PAIR_MATCHES)
+  } else if (r == REDUX_SUM_OF_ABS || r == REDUX_SUM_OF_SQUARES) {
+    REDUX_MAPPED_PAIRS(REDUX_PAIR_MATCHES)
+  }
 #undef REDUX_PAIR_MATCHES
   return 0;
 }

@@ -496,7 +496,7 @@ static redux_status reduce_partial(redux_reduction r, const void *x, int64_t cou
   acc->hi = 0.0;
   acc->lo = 0.0;
   acc->i = 0;
-  if (r != REDUX_SUM_OF_VALUES) {
+  if (r == REDUX_SUM_OF_ABS || r == REDUX_SUM_OF_SQUARES) {
     mapped_partial(r, x, count, in, acc);
   } else if (is_float_class(out)) {
     acc->hi = in == REDUX_F32 ? partial_f32(x, count, far)
@@ -519,7 +519,17 @@ redux_status redux_cpu_sum_partial(const void *x, int64_t count, redux_dtype in,
                         count >= 0 ? prefetch_form(count * redux_dtype_size(in)) : PF_NONE);
 }
 
-static void store_output(redux_dtype out, double hi, double lo, int64_t i, void *y, int64_t k) {
+/* MEAN_N: 0 for a sum; for the mean (REDUX_MEAN_OF_VALUES, float32 and
+ * float64) the element count n: the fp64 total (as the float64 sum stores
+ * it) divided by n, then rounded once, as redux.mean's composite on the
+ * CPU computes it. */
+static void store_output(redux_dtype out, double hi, double lo, int64_t i, void *y, int64_t k, int64_t mean_n) {
+  if (mean_n > 0) {
+    const double mean = (isfinite(hi) ? hi + lo : hi) / (double)mean_n;
+    if (out == REDUX_F32) ((float *)y)[k] = (float)mean;
+    else ((double *)y)[k] = mean;
+    return;
+  }
   switch (out) {
     case REDUX_F32: ((float *)y)[k] = (float)hi; break;
     /* inf/NaN inputs leave lo NaN (inf - inf): hi alone is then the answer */
@@ -530,25 +540,29 @@ static void store_output(redux_dtype out, double hi, double lo, int64_t i, void 
   }
 }
 
-/* Combines accs[0], accs[stride], ... (count of them) in that order. */
+/* Combines accs[0], accs[stride], ... (count of them) in that order
+ * (MEAN_N as store_output's; the mean combines as the float64 sum). */
 static void combine_strided(const redux_cpu_acc *accs, int64_t count, int64_t stride, redux_dtype out, void *y,
-                            int64_t y_index) {
+                            int64_t y_index, int64_t mean_n) {
   double hi = 0.0, lo = 0.0;
   uint64_t i = 0;
   for (int64_t k = 0; k < count; ++k) {
     const redux_cpu_acc *a = &accs[k * stride];
-    if (out == REDUX_F64) dd_combine(&hi, &lo, a->hi, a->lo);
+    if (out == REDUX_F64 || mean_n > 0) dd_combine(&hi, &lo, a->hi, a->lo);
     else hi += a->hi;
     i += (uint64_t)a->i;
   }
-  store_output(out, hi, lo, (int64_t)i, y, y_index);
+  store_output(out, hi, lo, (int64_t)i, y, y_index, mean_n);
 }
 
 redux_status redux_cpu_sum_combine(const redux_cpu_acc *accs, int64_t count, redux_dtype out, void *y,
                                    int64_t y_index) {
-  combine_strided(accs, count, 1, out, y, y_index);
+  combine_strided(accs, count, 1, out, y, y_index, 0);
   return REDUX_OK;
 }
+
+/* The element count a reduction's outputs divide by: n for the mean, else 0. */
+static int64_t mean_count(redux_reduction r, int64_t n) { return r == REDUX_MEAN_OF_VALUES ? n : 0; }
 
 /* FAR as in reduce_partial. */
 static redux_status reduce_rows(redux_reduction r, const void *x, void *y, int64_t row_begin, int64_t row_end,
@@ -566,7 +580,7 @@ static redux_status reduce_rows(redux_reduction r, const void *x, void *y, int64
   for (int64_t row = row_begin; row < row_end; ++row) {
     redux_cpu_acc acc;
     reduce_partial(r, base + row * pitch, n, in, out, &acc, far);
-    redux_cpu_sum_combine(&acc, 1, out, y, row);
+    combine_strided(&acc, 1, 1, out, y, row, mean_count(r, n));
   }
   return REDUX_OK;
 }
@@ -644,7 +658,8 @@ static redux_status reduce_cols(redux_reduction r, const void *x, void *y, redux
     const int64_t c0 = (k % blocks) * REDUX_CPU_COL_BLOCK;
     const int64_t width = col_width(s.inner, c0);
     cols_item(x, s.n, s.inner, o, c0, width, 0, s.n, r, in, out, acc);
-    for (int64_t c = 0; c < width; ++c) store_output(out, acc[c].hi, acc[c].lo, acc[c].i, y, o * s.inner + c0 + c);
+    for (int64_t c = 0; c < width; ++c)
+      store_output(out, acc[c].hi, acc[c].lo, acc[c].i, y, o * s.inner + c0 + c, mean_count(r, s.n));
   }
   return REDUX_OK;
 }
@@ -688,9 +703,10 @@ static redux_cpu_plan plan_reduce(redux_reduction r, redux_family family, redux_
   }
   const int64_t bytes = s.outer * s.n * s.inner * redux_dtype_size(in);
   /* Trials only where the form is used: the float32 loop of full and rows sums. */
-  if (r != REDUX_SUM_OF_VALUES) return p; /* the mapped loops keep the near prefetch */
-  p.far_prefetch = trial && in == REDUX_F32 && family != REDUX_COLS ? prefetch_form_of(bytes, &p.prefetch_trial)
-                                                                     : prefetch_form(bytes);
+  if (r != REDUX_SUM_OF_VALUES && r != REDUX_MEAN_OF_VALUES) return p; /* the mapped loops: near prefetch */
+  p.far_prefetch = trial && r == REDUX_SUM_OF_VALUES && in == REDUX_F32 && family != REDUX_COLS
+                       ? prefetch_form_of(bytes, &p.prefetch_trial)
+                       : prefetch_form(bytes);
   return p;
 }
 
@@ -748,11 +764,11 @@ redux_status redux_cpu_sum_items(const redux_cpu_plan *p, redux_family family, r
 
 /* Output k (slice k / inner, column k % inner) from its `units` partials. */
 static redux_status finish_outputs(redux_shape s, int64_t inner, int64_t units, const redux_cpu_acc *partials,
-                                   void *y, int64_t begin, int64_t end, redux_dtype out) {
+                                   void *y, int64_t begin, int64_t end, redux_dtype out, int64_t mean_n) {
   if (begin < 0 || end < begin || end > s.outer * inner) return REDUX_ERR_SHAPE;
   for (int64_t k = begin; k < end; ++k) {
     const int64_t o = k / inner, c = k % inner;
-    combine_strided(&partials[o * units * inner + c], units, inner, out, y, k);
+    combine_strided(&partials[o * units * inner + c], units, inner, out, y, k, mean_n);
   }
   return REDUX_OK;
 }
@@ -761,7 +777,8 @@ redux_status redux_cpu_sum_finish(const redux_cpu_plan *p, redux_family family, 
                                   const redux_cpu_acc *partials, void *y, int64_t begin, int64_t end,
                                   redux_dtype out) {
   if (end > p->finishes) return REDUX_ERR_SHAPE;
-  return finish_outputs(s, family == REDUX_COLS ? s.inner : 1, p->units, partials, y, begin, end, out);
+  return finish_outputs(s, family == REDUX_COLS ? s.inner : 1, p->units, partials, y, begin, end, out,
+                        mean_count((redux_reduction)p->reduction, s.n));
 }
 
 /* ---- sharded sums (redux.h) ---- */
@@ -792,5 +809,5 @@ redux_status redux_cpu_sum_from_partials(redux_family family, redux_shape whole,
   const int64_t unit = redux_cpu_sum_unit(family, s);
   const int64_t units = unit > 0 ? (s.n + unit - 1) / unit : 1;
   if (units < 2) return REDUX_ERR_SHAPE;
-  return finish_outputs(s, family == REDUX_COLS ? s.inner : 1, units, partials, y, out_begin, out_end, out);
+  return finish_outputs(s, family == REDUX_COLS ? s.inner : 1, units, partials, y, out_begin, out_end, out, 0);
 }

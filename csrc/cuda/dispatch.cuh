@@ -41,9 +41,16 @@ template <typename F> struct sum_policy_of_pair {
     return f.template operator()<reduce_policy<In, Out, REDUX_SUM_OF_VALUES>>();
   }
 };
+/* dispatch_policy of the sum alone: what only sums use (the sharded
+ * partials and their finish) instantiates no other reduction. */
+template <typename F>
+redux_status dispatch_sum(redux_dtype in, redux_dtype out, F &&f) {
+  return dispatch_pair(in, out, sum_policy_of_pair<F>{f});
+}
+
 template <typename F>
 redux_status dispatch_policy(redux_reduction r, redux_dtype in, redux_dtype out, F &&f) {
-  if (r == REDUX_SUM_OF_VALUES) return dispatch_pair(in, out, sum_policy_of_pair<F>{f});
+  if (r == REDUX_SUM_OF_VALUES) return dispatch_sum(in, out, f);
 #ifndef REDUX_SUM_ONLY
 #define REDUX_DISPATCH_MAPPED(IN, OUT)                                                                   \
   if (in == REDUX_##IN && out == REDUX_##OUT) {                                                          \
@@ -55,6 +62,12 @@ redux_status dispatch_policy(redux_reduction r, redux_dtype in, redux_dtype out,
   }
   REDUX_MAPPED_PAIRS(REDUX_DISPATCH_MAPPED)
 #undef REDUX_DISPATCH_MAPPED
+#define REDUX_DISPATCH_MEAN(IN, OUT)                                                          \
+  if (r == REDUX_MEAN_OF_VALUES && in == REDUX_##IN && out == REDUX_##OUT)                   \
+    return f.template operator()<reduce_policy<typename dtype_type<REDUX_##IN>::type,        \
+                                               typename dtype_type<REDUX_##OUT>::type, REDUX_MEAN_OF_VALUES>>();
+  REDUX_MEAN_PAIRS(REDUX_DISPATCH_MEAN)
+#undef REDUX_DISPATCH_MEAN
 #endif
   return REDUX_ERR_DTYPE;
 }

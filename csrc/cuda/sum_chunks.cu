@@ -61,13 +61,13 @@ __device__ __forceinline__ int64_t chunk_count(int64_t c, int64_t chunk_len, int
 }
 
 /* The last block (BLOCK threads: the chunk's lanes): combines a row's chunk
- * partials in chunk order. */
+ * partials in chunk order; n: the row's length (P::finish). */
 template <typename P, typename Out, int BLOCK = kBlock>
 __device__ __forceinline__ void combine_row(const typename P::acc_t *partials, int64_t chunks,
-                                            typename P::acc_t *scratch, Out *y) {
+                                            typename P::acc_t *scratch, Out *y, int64_t n) {
   typename P::acc_t r = combine_strided<P>(P::zero(), partials, threadIdx.x, chunks, BLOCK);
   r = block_reduce_sum<P, BLOCK>(r, scratch);
-  if (threadIdx.x == 0) *y = P::finish(r);
+  if (threadIdx.x == 0) *y = P::finish(r, n);
 }
 
 /* How a launch of sum_chunks_kernel finishes (chosen by the plan; a
@@ -96,7 +96,7 @@ sum_chunks_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__r
                                                                  kBlock, P::zero());
     acc = block_reduce_sum<P, kBlock>(acc, scratch);
     if (chunks == 1) {
-      if (tid == 0) y[row] = P::finish(acc);
+      if (tid == 0) y[row] = P::finish(acc, n);
       continue;
     }
     if constexpr (FINISH == kFinishPolled) {
@@ -106,7 +106,7 @@ sum_chunks_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__r
     if (tid == 0) partials[item] = acc;
     if constexpr (FINISH == kFinishRows) {
       if (last_block_ticket(counters, row, (unsigned int)chunks))
-        combine_row<P, Out>(partials + row * chunks, chunks, scratch, y + row);
+        combine_row<P, Out>(partials + row * chunks, chunks, scratch, y + row, n);
     }
   }
   if (FINISH == kFinishRows || chunks == 1) return;
@@ -116,11 +116,11 @@ sum_chunks_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__r
     acc_t r = combine_polled<P, (sizeof(acc_t) > 8 ? 2 : 8)>(P::zero(), reinterpret_cast<unsigned long long *>(counters),
                                                              tid, chunks, kBlock);
     r = block_reduce_sum<P, kBlock>(r, scratch);
-    if (tid == 0) *y = P::finish(r);
+    if (tid == 0) *y = P::finish(r, n);
     return;
   }
   /* kFinishTicket: one ticket per block after all its chunks. */
-  if (last_block_ticket(counters, 0, gridDim.x)) combine_row<P, Out>(partials, chunks, scratch, y);
+  if (last_block_ticket(counters, 0, gridDim.x)) combine_row<P, Out>(partials, chunks, scratch, y, n);
 }
 
 /* The wide tree's polled finish, run by the grid's last chunk block or by
@@ -131,12 +131,12 @@ sum_chunks_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__r
  * (docs/notes/full-sum.md). */
 template <typename P, int BATCH, typename Out>
 __device__ __forceinline__ void wide_polled_finish(unsigned int *counters, int64_t chunks, typename P::acc_t *scratch,
-                                                Out *y) {
+                                                Out *y, int64_t n) {
   using acc_t = typename P::acc_t;
   acc_t r = combine_polled<P, (sizeof(acc_t) > 8 ? BATCH / 4 : BATCH)>(
       P::zero(), reinterpret_cast<unsigned long long *>(counters), threadIdx.x, chunks, kWideBlock);
   r = block_reduce_sum<P, kWideBlock>(r, scratch);
-  if (threadIdx.x == 0) *y = P::finish(r);
+  if (threadIdx.x == 0) *y = P::finish(r, n);
 }
 
 /* Thread threadIdx.x's lane sum of wide chunk c: vector t of each of its
@@ -167,8 +167,8 @@ __device__ __forceinline__ typename P::acc_t wide_lane_sum(const In *__restrict_
  * one chunk, else a polled slot or the partials array. */
 template <typename P, typename Out, bool POLLED>
 __device__ __forceinline__ void wide_store(typename P::acc_t acc, int64_t c, int64_t chunks, Out *y,
-                                           unsigned int *counters, typename P::acc_t *partials) {
-  if (chunks == 1) *y = P::finish(acc);
+                                           unsigned int *counters, typename P::acc_t *partials, int64_t n) {
+  if (chunks == 1) *y = P::finish(acc, n);
   else if constexpr (POLLED) publish_slot(reinterpret_cast<unsigned long long *>(counters), c, acc);
   else partials[c] = acc;
 }
@@ -204,7 +204,7 @@ sum_wide_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__res
      * of a kernel without a finish. */
     static_assert(POLLED && !STRIDED, "the dedicated finisher waits on polled slots of a block-per-chunk grid");
     if (blockIdx.x == chunks) {
-      wide_polled_finish<P, 8>(counters, chunks, scratch, y);
+      wide_polled_finish<P, 8>(counters, chunks, scratch, y, n);
     } else {
       const acc_t acc = block_reduce_sum<P, kWideBlock, false>(
           wide_lane_sum<P, In, ALIGNED>(x, n, blockIdx.x, chunk_len), scratch);
@@ -214,23 +214,23 @@ sum_wide_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__res
   } else if constexpr (STRIDED) {
     for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
       const acc_t acc = block_reduce_sum<P, kWideBlock>(wide_lane_sum<P, In, ALIGNED>(x, n, c, chunk_len), scratch);
-      if (threadIdx.x == 0) wide_store<P, Out, POLLED>(acc, c, chunks, y, counters, partials);
+      if (threadIdx.x == 0) wide_store<P, Out, POLLED>(acc, c, chunks, y, counters, partials, n);
     }
   } else {
     /* No barrier after the block tree: only the finishing block reuses
      * scratch, and it waits first. */
     const acc_t acc =
         block_reduce_sum<P, kWideBlock, false>(wide_lane_sum<P, In, ALIGNED>(x, n, blockIdx.x, chunk_len), scratch);
-    if (threadIdx.x == 0) wide_store<P, Out, POLLED>(acc, blockIdx.x, chunks, y, counters, partials);
+    if (threadIdx.x == 0) wide_store<P, Out, POLLED>(acc, blockIdx.x, chunks, y, counters, partials, n);
   }
   if (chunks == 1) return;
   if constexpr (POLLED) {
     if (blockIdx.x != gridDim.x - 1) return;
     if (!STRIDED) __syncthreads(); /* warp 0 has read scratch: the finish's tree rewrites it */
-    wide_polled_finish<P, 4>(counters, chunks, scratch, y);
+    wide_polled_finish<P, 4>(counters, chunks, scratch, y, n);
   } else {
     /* The ticket's barrier comes after warp 0's tree: scratch is free again. */
-    if (last_block_ticket(counters, 0, gridDim.x)) combine_row<P, Out, kWideBlock>(partials, chunks, scratch, y);
+    if (last_block_ticket(counters, 0, gridDim.x)) combine_row<P, Out, kWideBlock>(partials, chunks, scratch, y, n);
   }
 }
 
@@ -249,7 +249,7 @@ sum_wide_short_kernel(const typename P::in_t *__restrict__ x, typename P::out_t 
    * element by element. */
   typename P::acc_t acc = add_vec_or_rest<P, VEC, ALIGNED, true>(x, (int64_t)threadIdx.x * VEC, n, P::zero());
   acc = block_reduce_sum<P, kBlock, false>(acc, scratch);
-  if (threadIdx.x == 0) *y = P::finish(acc);
+  if (threadIdx.x == 0) *y = P::finish(acc, n);
 }
 
 /* The wide kernel for (alignment, forced grid). */
@@ -410,9 +410,10 @@ template <typename P, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 chunk_finish_kernel(const typename P::acc_t *partials, typename P::out_t *y, int64_t outer, int64_t chunks) {
   using Out = typename P::out_t;
+  static_assert(P::reduction != REDUX_MEAN_OF_VALUES, "sharded finishes are sums'");
   __shared__ typename P::acc_t scratch[BLOCK / 32];
   for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
-    combine_row<P, Out, BLOCK>(partials + row * chunks, chunks, scratch, y + row);
+    combine_row<P, Out, BLOCK>(partials + row * chunks, chunks, scratch, y + row, 0);
     __syncthreads();
   }
 }
@@ -489,14 +490,13 @@ redux_status chunks_unit_partials(const void *x, void *partials, redux_shape s, 
                                   int64_t u1, redux_dtype in, redux_dtype out, cudaStream_t stream,
                                   redux_family family) {
   const redux_shape held{outer, s.n, s.inner};
-  return dispatch_policy(REDUX_SUM_OF_VALUES, in, out,
-                         chunk_partials_fn{x, partials, held, u0, u1, stream, plan_chunks(s, in, family)});
+  return dispatch_sum(in, out, chunk_partials_fn{x, partials, held, u0, u1, stream, plan_chunks(s, in, family)});
 }
 
 redux_status chunks_from_partials(const void *partials, void *y, redux_shape s, int64_t outer, redux_dtype in,
                                   redux_dtype out, cudaStream_t stream, redux_family family) {
   const redux_shape held{outer, s.n, s.inner};
-  return dispatch_policy(REDUX_SUM_OF_VALUES, in, out, chunk_finish_fn{partials, y, held, stream, plan_chunks(s, in, family)});
+  return dispatch_sum(in, out, chunk_finish_fn{partials, y, held, stream, plan_chunks(s, in, family)});
 }
 
 }  // namespace redux

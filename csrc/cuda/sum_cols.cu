@@ -143,7 +143,8 @@ __device__ __forceinline__ int64_t cluster_rank() {
  * started from zero, then the runs in order. */
 template <typename P, typename Out>
 __device__ __forceinline__ void cols_cluster_finish(typename P::acc_t *red, Out *y, int64_t inner, int64_t o,
-                                                    int64_t col_base, int tile_cols, const cols_plan &cp) {
+                                                    int64_t col_base, int tile_cols, const cols_plan &cp,
+                                                    int64_t n) {
 #if REDUX_COLS_HAS_CLUSTERS
   using acc_t = typename P::acc_t;
   namespace cg = cooperative_groups;
@@ -164,7 +165,7 @@ __device__ __forceinline__ void cols_cluster_finish(typename P::acc_t *red, Out 
         run = P::zero();
       }
     }
-    y[o * inner + col] = P::finish(r);
+    y[o * inner + col] = P::finish(r, n);
   }
   /* No block rewrites or leaves its shared memory while another reads it.
    * Nothing is published here, so no release: each thread's remote loads
@@ -203,7 +204,7 @@ __device__ __forceinline__ void cols_tree_over_ty(typename P::acc_t *red, const 
 template <typename P, typename Out>
 __device__ __forceinline__ void cols_ticket_finish(typename P::acc_t *red, const typename P::acc_t *partials,
                                                    Out *y, int64_t inner, int64_t o, int64_t col_base,
-                                                   int tile_cols, const cols_plan &cp) {
+                                                   int tile_cols, const cols_plan &cp, int64_t n) {
   using acc_t = typename P::acc_t;
   const int64_t chunks = cp.chunks;
   const int k = threadIdx.x % tile_cols;
@@ -220,7 +221,7 @@ __device__ __forceinline__ void cols_ticket_finish(typename P::acc_t *red, const
   __syncthreads();
   if (g == 0 && col < inner) {
     for (int64_t h = 1; h < groups; ++h) r = P::combine(r, red[h * tile_cols + k]);
-    y[o * inner + col] = P::finish(r);
+    y[o * inner + col] = P::finish(r, n);
   }
 }
 
@@ -265,9 +266,9 @@ sum_cols_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__res
     if (chunks == 1) {
       if (ty == 0)
         for (int v = 0; v < VEC; ++v)
-          if (col0 + v < inner) y[o * inner + col0 + v] = P::finish(red[tx * VEC + v]);
+          if (col0 + v < inner) y[o * inner + col0 + v] = P::finish(red[tx * VEC + v], n);
     } else if (clustered) {
-      cols_cluster_finish<P, Out>(red, y, inner, o, j * tile_cols, tile_cols, cp);
+      cols_cluster_finish<P, Out>(red, y, inner, o, j * tile_cols, tile_cols, cp, n);
       continue; /* ends with a cluster barrier: red is free */
     } else {
       if (ty == 0)
@@ -275,7 +276,7 @@ sum_cols_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__res
           if (col0 + v < inner) partials[(o * chunks + c) * inner + col0 + v] = red[tx * VEC + v];
       __syncthreads(); /* all of this tile's partials stored before the ticket */
       if (last_block_ticket(counters, o * tiles + j, (unsigned int)chunks))
-        cols_ticket_finish<P, Out>(red, partials, y, inner, o, j * tile_cols, tile_cols, cp);
+        cols_ticket_finish<P, Out>(red, partials, y, inner, o, j * tile_cols, tile_cols, cp, n);
     }
     __syncthreads(); /* red is rewritten by the next item */
   }
@@ -396,7 +397,7 @@ __host__ __device__ inline strip_runs strip_runs_of(int64_t chunks) {
  * slots (waiting for each, emptying it), else plain partials. */
 template <typename P, bool POLLED, typename Out>
 __device__ __forceinline__ void strip_finish(typename P::acc_t (*runs)[kStripCols], const void *parts, Out *y,
-                                             int64_t inner, strip_runs sr, int64_t o, int64_t j) {
+                                             int64_t inner, strip_runs sr, int64_t o, int64_t j, int64_t n) {
   using acc_t = typename P::acc_t;
   const int col = threadIdx.x % kStripCols, g = threadIdx.x / kStripCols;
   const int64_t gc = sr.gc, chunks = sr.chunks;
@@ -445,7 +446,7 @@ __device__ __forceinline__ void strip_finish(typename P::acc_t (*runs)[kStripCol
       for (int i = 0; i < kStripRunBatch; ++i)
         if (q0 + i > 0 && q0 + i < sr.groups) t = P::combine(t, v[i]);
     }
-    y[o * inner + j * kStripCols + col] = P::finish(t);
+    y[o * inner + j * kStripCols + col] = P::finish(t, n);
   }
   __syncthreads(); /* runs is rewritten by the next segment */
 }
@@ -526,7 +527,7 @@ sum_strips_kernel(const float *__restrict__ x, typename P::out_t *__restrict__ y
     acc_t(*runs)[kStripCols] = reinterpret_cast<acc_t(*)[kStripCols]>(&sd[0][0]);
     for (unsigned seg = blockIdx.x - streaming; seg < outer * L.strips.d; seg += (unsigned)finishers) {
       const unsigned o = L.strips.div(seg);
-      strip_finish<P, true>(runs, parts, y, inner, L.runs, o, seg - o * L.strips.d);
+      strip_finish<P, true>(runs, parts, y, inner, L.runs, o, seg - o * L.strips.d, n);
     }
     return;
   }
@@ -546,11 +547,12 @@ template <typename P>
 __global__ void __launch_bounds__(kStripBlock)
 strips_finish_kernel(const typename P::acc_t *partials, typename P::out_t *y, int64_t outer, int64_t inner,
                      int64_t chunks) {
+  static_assert(P::reduction != REDUX_MEAN_OF_VALUES, "sharded finishes are sums'");
   __shared__ typename P::acc_t runs[kStripGroups][kStripCols];
   const int64_t strips = inner / kStripCols;
   const strip_runs sr = strip_runs_of(chunks);
   for (int64_t seg = blockIdx.x; seg < outer * strips; seg += gridDim.x)
-    strip_finish<P, false>(runs, partials, y, inner, sr, seg / strips, seg % strips);
+    strip_finish<P, false>(runs, partials, y, inner, sr, seg / strips, seg % strips, 0);
 }
 
 static family_plan strips_family_plan(redux_shape s) {
@@ -765,10 +767,11 @@ __global__ void __launch_bounds__(kBlock)
 cols_finish_kernel(const typename P::acc_t *partials, typename P::out_t *y, int64_t outer, int64_t inner,
                    cols_plan cp) {
   using Out = typename P::out_t;
+  static_assert(P::reduction != REDUX_MEAN_OF_VALUES, "sharded finishes are sums'");
   __shared__ typename P::acc_t red[kBlock];
   const int64_t tiles = ceil_div(inner, (int64_t)cp.tx);
   for (int64_t item = blockIdx.x; item < outer * tiles; item += gridDim.x) {
-    cols_ticket_finish<P, Out>(red, partials, y, inner, item / tiles, (item % tiles) * cp.tx, cp.tx, cp);
+    cols_ticket_finish<P, Out>(red, partials, y, inner, item / tiles, (item % tiles) * cp.tx, cp.tx, cp, 0);
     __syncthreads();
   }
 }
@@ -843,17 +846,15 @@ struct strips_sharded_fn {
 redux_status cols_unit_partials(const void *x, void *partials, redux_shape s, int64_t outer, int64_t u0,
                                 int64_t u1, redux_dtype in, redux_dtype out, cudaStream_t stream) {
   const redux_shape held{outer, s.n, s.inner};
-  const redux_reduction sum = REDUX_SUM_OF_VALUES; /* sharded sums are sums */
-  if (cols_use_strips(s, in)) return dispatch_policy(sum, in, out, strips_sharded_fn{x, partials, held, u0, u1, stream});
-  return dispatch_policy(sum, in, out, cols_sharded_fn{x, partials, held, u0, u1, stream, plan_cols(s, in)});
+  if (cols_use_strips(s, in)) return dispatch_sum(in, out, strips_sharded_fn{x, partials, held, u0, u1, stream});
+  return dispatch_sum(in, out, cols_sharded_fn{x, partials, held, u0, u1, stream, plan_cols(s, in)});
 }
 
 redux_status cols_from_partials(const void *partials, void *y, redux_shape s, int64_t outer, redux_dtype in,
                                 redux_dtype out, cudaStream_t stream) {
   const redux_shape held{outer, s.n, s.inner};
-  const redux_reduction sum = REDUX_SUM_OF_VALUES;
-  if (cols_use_strips(s, in)) return dispatch_policy(sum, in, out, strips_sharded_fn{partials, y, held, 0, 0, stream});
-  return dispatch_policy(sum, in, out, cols_sharded_fn{partials, y, held, 0, 0, stream, plan_cols(s, in)});
+  if (cols_use_strips(s, in)) return dispatch_sum(in, out, strips_sharded_fn{partials, y, held, 0, 0, stream});
+  return dispatch_sum(in, out, cols_sharded_fn{partials, y, held, 0, 0, stream, plan_cols(s, in)});
 }
 
 }  // namespace redux

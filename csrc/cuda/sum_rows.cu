@@ -52,7 +52,7 @@ sum_rows_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__res
     acc_t acc = P::zero();
     if (row < outer) acc = lane_sum_range<P, VEC, kRowsUnroll, ALIGNED, STREAM>(x + row * n, 0, n, lane, width, acc);
     acc = warp_reduce_sum<P>(acc, width);
-    if (row < outer && lane == 0) y[row] = P::finish(acc);
+    if (row < outer && lane == 0) y[row] = P::finish(acc, n);
   }
 }
 

@@ -3,8 +3,11 @@
 // redux::sum, so the same kernels and the same reduction tree: the mean's
 // bits inherit the sum's guarantees. torch's div and cast finish it on the
 // outputs (one rounding to the result dtype; eager on CUDA with no gradient
-// recorded, one div that writes the result dtype). CompositeImplicitAutograd:
-// autograd, Meta and torch.compile come from redux::sum, div and to.
+// recorded, one div that writes the result dtype). A float32 or float64
+// mean into its own dtype with no gradient recorded is one kernel,
+// redux::_one_pass_mean, with the same bits (the division in the tree's
+// finish, as torch's div computes it on each device). Composite-
+// ImplicitAutograd: autograd, Meta and torch.compile come from those ops.
 #include <ATen/ScalarOps.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
 #include <torch/library.h>
@@ -36,6 +39,13 @@ at::Tensor mean_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool k
   TORCH_CHECK(floating, kOp, ": argument '", dtype.has_value() ? "dtype" : "self", "' has dtype ",
               out, ", which is not supported (expected float32, float64, float16 or bfloat16; like torch.mean, "
               "the mean of integers needs a floating-point 'dtype')");
+  const at::ScalarType t = self.scalar_type();
+  if ((t == at::kFloat || t == at::kDouble) && out == t && !gradient_recorded(self)) {
+    static const auto one_pass = c10::Dispatcher::singleton()
+                                     .findSchemaOrThrow("redux::_one_pass_mean", "")
+                                     .typed<at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, int64_t)>();
+    return one_pass.call(self, dim, keepdim, 0);
+  }
   const at::Tensor total = sum_op().call(self, dim, keepdim, mean_sum_dtype(out));
   c10::SymInt count = 1;
   for (int64_t d : reduced_dims(kOp, self, dim)) count = count * self.sym_size(d);

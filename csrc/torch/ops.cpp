@@ -238,6 +238,12 @@ TORCH_LIBRARY(redux, m) {
   define(m, "_sum_of(Tensor self, int[1]? dim=None, bool keepdim=False, *, str of, ScalarType? dtype=None, "
             "int grid=0) -> Tensor",
         {at::Tag::pt2_compliant_tag});
+  // Internal: the mean of a float32 or float64 tensor in one kernel
+  // (REDUX_MEAN_OF_VALUES: the sum's tree, the division by n in its
+  // finish), the bits of redux::mean's composite; no autograd. redux::mean
+  // calls it where no gradient is recorded. grid: as _sum_grid's.
+  define(m, "_one_pass_mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, int grid=0) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
   // The reduction ladder (csrc/cuda/ladder.cu): 1-D float32 CUDA only, each
   // returns the sum as a 0-dim float32 tensor.
   for (const auto &op : redux_shim::kLadderOps) {

@@ -247,6 +247,28 @@ SumPlan plan_sum_of(const at::Tensor &self, c10::string_view of, at::OptionalInt
   return plan;
 }
 
+namespace {
+constexpr const char *kOnePassMean = "redux._one_pass_mean";
+}  // namespace
+
+SumSpec one_pass_mean_spec(const at::Tensor &self, at::OptionalIntArrayRef dim) {
+  TORCH_CHECK(self.defined(), kOnePassMean, ": argument 'self' is an undefined tensor");
+  const at::ScalarType t = self.scalar_type();
+  TORCH_CHECK(t == at::kFloat || t == at::kDouble, kOnePassMean, ": argument 'self' has dtype ", t,
+              "; expected float32 or float64 (REDUX_MEAN_PAIRS)");
+  return sum_spec(kOnePassMean, self, dim, std::nullopt);
+}
+
+SumPlan plan_one_pass_mean(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim) {
+  const SumSpec spec = one_pass_mean_spec(self, dim);
+  TORCH_CHECK(self.device().is_cpu() || self.device().is_cuda(), kOnePassMean,
+              ": argument 'self' must be on a CPU or CUDA device, got ", self.device());
+  const at::Tensor x = self.is_non_overlapping_and_dense() ? self : self.contiguous();
+  SumPlan plan = plan_from_spec(spec, x, keepdim);
+  plan.reduction = REDUX_MEAN_OF_VALUES;
+  return plan;
+}
+
 std::pair<at::Tensor, at::Tensor> allocate_outputs(const SumPlan &plan) {
   auto opts = plan.input.options().dtype(plan.out_dtype);
   at::Tensor result = plan.trivial ? at::zeros(plan.result_shape, opts) : at::empty(plan.result_shape, opts);

@@ -123,6 +123,13 @@ SumOfSpec sum_of_spec(const at::Tensor &self, c10::string_view of, at::OptionalI
 SumPlan plan_sum_of(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype);
 
+// redux::_one_pass_mean's plan: the sum's plan of a float32 or float64 self
+// into its own dtype, of REDUX_MEAN_OF_VALUES (the division in the finish);
+// a self that is not dense is planned as its dense copy. Its spec: the
+// result dtype and reduced dims (errors name the argument).
+SumSpec one_pass_mean_spec(const at::Tensor &self, at::OptionalIntArrayRef dim);
+SumPlan plan_one_pass_mean(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim);
+
 // The at::ScalarType of a redux_dtype.
 at::ScalarType scalar_type_of(redux_dtype t);
 

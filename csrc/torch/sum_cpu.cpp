@@ -7,6 +7,7 @@
 #include <torch/library.h>
 
 #include <chrono>
+#include <cmath>
 #include <vector>
 
 #include "pieces.h"
@@ -69,6 +70,16 @@ at::Tensor sum_of_cpu(const at::Tensor &self, at::OptionalIntArrayRef dim, bool 
   return result;
 }
 
+at::Tensor one_pass_mean_cpu(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim, int64_t pieces) {
+  TORCH_CHECK(pieces >= 0, "redux._one_pass_mean: argument 'grid' must be >= 0, got ", pieces);
+  const SumPlan plan = plan_one_pass_mean(self, dim, keepdim);
+  auto [result, kernel_out] = allocate_outputs(plan);
+  if (plan.trivial) return self.numel() == 0 ? result.fill_(NAN) : result;  // 0 / 0, as torch.mean
+  run_plan(plan, plan.input.const_data_ptr(), kernel_out.mutable_data_ptr(), pieces);
+  finish_outputs(plan, result, kernel_out);
+  return result;
+}
+
 at::Tensor sum_cpu(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype) {
   return sum_impl(self, dim, keepdim, dtype, 0);
@@ -86,4 +97,5 @@ TORCH_LIBRARY_IMPL(redux, CPU, m) {
   m.impl("sum", &redux_shim::sum_cpu);
   m.impl("_sum_grid", &redux_shim::sum_grid_cpu);
   m.impl("_sum_of", &redux_shim::sum_of_cpu);
+  m.impl("_one_pass_mean", &redux_shim::one_pass_mean_cpu);
 }

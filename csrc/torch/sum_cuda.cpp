@@ -8,6 +8,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <cmath>
+
 #include "pieces.h"
 #include "plan.h"
 #include "stream_buffers.h"
@@ -74,6 +76,18 @@ at::Tensor sum_grid_cuda(const at::Tensor &self, at::OptionalIntArrayRef dim, bo
   return sum_impl(self, dim, keepdim, dtype, grid);
 }
 
+at::Tensor one_pass_mean_cuda(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim, int64_t grid) {
+  TORCH_CHECK(grid >= 0 && grid <= INT32_MAX, "redux._one_pass_mean: argument 'grid' must be in [0, 2^31), got ",
+              grid);
+  const c10::cuda::CUDAGuard guard(self.device());
+  const SumPlan plan = plan_one_pass_mean(self, dim, keepdim);
+  auto [result, kernel_out] = allocate_outputs(plan);
+  if (plan.trivial) return self.numel() == 0 ? result.fill_(NAN) : result;  // 0 / 0, as torch.mean
+  run_plan(plan, self.device(), kernel_out, grid);
+  finish_outputs(plan, result, kernel_out);
+  return result;
+}
+
 }  // namespace
 }  // namespace redux_shim
 
@@ -81,4 +95,5 @@ TORCH_LIBRARY_IMPL(redux, CUDA, m) {
   m.impl("sum", &redux_shim::sum_cuda);
   m.impl("_sum_grid", &redux_shim::sum_grid_cuda);
   m.impl("_sum_of", &redux_shim::sum_of_cuda);
+  m.impl("_one_pass_mean", &redux_shim::one_pass_mean_cuda);
 }

@@ -31,6 +31,13 @@ at::Tensor sum_of_meta(const at::Tensor &self, at::OptionalIntArrayRef dim, bool
                           self.options().dtype(s.spec.out_dtype));
 }
 
+at::Tensor one_pass_mean_meta(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim, int64_t grid) {
+  TORCH_CHECK(grid >= 0, "redux._one_pass_mean: argument 'grid' must be >= 0, got ", grid);
+  const SumSpec spec = one_pass_mean_spec(self, dim);
+  return at::empty_symint(result_shape<c10::SymInt>(self.sym_sizes(), spec.reduced, keepdim),
+                          self.options().dtype(spec.out_dtype));
+}
+
 }  // namespace
 }  // namespace redux_shim
 
@@ -38,4 +45,5 @@ TORCH_LIBRARY_IMPL(redux, Meta, m) {
   m.impl("sum", &redux_shim::sum_meta);
   m.impl("_sum_grid", &redux_shim::sum_grid_meta);
   m.impl("_sum_of", &redux_shim::sum_of_meta);
+  m.impl("_one_pass_mean", &redux_shim::one_pass_mean_meta);
 }

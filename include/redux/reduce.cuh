@@ -5,9 +5,10 @@
  *                  combine(acc, acc), finish -> Out. The accumulator follows
  *                  the OUTPUT dtype (see redux.h).
  *   reductions     reduce_policy<In, Out, R>: the policy the trees take as
- *                  their parameter: sum_policy's identity, combine and
- *                  finish, with each element mapped by R (redux_reduction)
- *                  before it is added; R = REDUX_SUM_OF_VALUES is the sum.
+ *                  their parameter: sum_policy's identity and combine, each
+ *                  element mapped by R (redux_reduction) before it is
+ *                  added, and finish(acc, n) (the mean divides by n);
+ *                  R = REDUX_SUM_OF_VALUES is the sum.
  *   loads          load_vec<In, VEC, ALIGNED, STREAM>: VEC consecutive
  *                  elements, one 16-byte load when ALIGNED, scalar loads
  *                  otherwise; the elements come back in the same order
@@ -81,6 +82,7 @@ template <typename In> struct sum_policy<In, float> {
   static __device__ __forceinline__ acc_t add(acc_t a, In x) { return a + (double)to_float<In>(x); }
   static __device__ __forceinline__ double widen(In x) { return (double)to_float<In>(x); }
   static __device__ __forceinline__ acc_t add_wide(acc_t a, double v) { return a + v; }
+  static __device__ __forceinline__ double wide_total(acc_t a) { return a; }
   static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return a + b; }
   static __device__ __forceinline__ float finish(acc_t a) { return (float)a; }
 };
@@ -126,6 +128,7 @@ template <> struct sum_policy<double, double> {
   /* An inf or NaN element makes hi non-finite and lo NaN (inf - inf): then
    * hi alone is torch's answer. */
   static __device__ __forceinline__ double finish(acc_t a) { return isfinite(a.hi) ? a.hi + a.lo : a.hi; }
+  static __device__ __forceinline__ double wide_total(acc_t a) { return finish(a); }
 };
 
 /* int64 out: wrapping int64 (unsigned arithmetic, so overflow is defined). */
@@ -159,8 +162,16 @@ struct reduce_policy : sum_policy<In, Out> {
   using out_t = Out;
   static constexpr redux_reduction reduction = R;
   static __device__ __forceinline__ acc_t add(acc_t a, In x) {
-    if constexpr (R == REDUX_SUM_OF_VALUES) return base::add(a, x);
+    if constexpr (R == REDUX_SUM_OF_VALUES || R == REDUX_MEAN_OF_VALUES) return base::add(a, x);
     else return base::add_wide(a, mapped<R>(base::widen(x)));
+  }
+  /* The output of a reduction of n elements: the sum's finish, or for the
+   * mean the unrounded fp64 sum times the fp64 reciprocal of n, rounded
+   * once to Out (torch's division by a scalar on CUDA, as redux.mean's
+   * composite computes it: the same bits). */
+  static __device__ __forceinline__ Out finish(acc_t a, int64_t n) {
+    if constexpr (R == REDUX_MEAN_OF_VALUES) return (Out)(base::wide_total(a) * (1.0 / (double)n));
+    else return base::finish(a);
   }
 };
 

@@ -87,9 +87,10 @@ int redux_dtype_pair_supported(redux_dtype in, redux_dtype out);
 typedef enum redux_reduction {
   REDUX_SUM_OF_VALUES = 0,
   REDUX_SUM_OF_ABS = 1,    /* sum of |x|: the 1-norm */
-  REDUX_SUM_OF_SQUARES = 2 /* sum of x * x: the squared 2-norm */
+  REDUX_SUM_OF_SQUARES = 2, /* sum of x * x: the squared 2-norm */
+  REDUX_MEAN_OF_VALUES = 3  /* the sum times the fp64 reciprocal of n, rounded once (float32, float64) */
 } redux_reduction;
-#define REDUX_REDUCTION_COUNT 3
+#define REDUX_REDUCTION_COUNT 4
 
 /* The (input, output) pairs of the mapped reductions: the floating inputs
  * into their fp64-accumulated outputs (a norm's wide dtype). */
@@ -99,8 +100,15 @@ typedef enum redux_reduction {
   X(F16, F32)                 \
   X(BF16, F32)
 
+/* The mean's pairs: the float32 and float64 sums' own accumulators (fp64,
+ * compensated fp64), unrounded until the division. */
+#define REDUX_MEAN_PAIRS(X) \
+  X(F32, F32)               \
+  X(F64, F64)
+
 /* True when reduction r has a kernel for this (input, output) pair: every
- * pair of REDUX_DTYPE_PAIRS for the sum, REDUX_MAPPED_PAIRS for the others. */
+ * pair of REDUX_DTYPE_PAIRS for the sum, REDUX_MEAN_PAIRS for the mean,
+ * REDUX_MAPPED_PAIRS for the others. */
 int redux_reduction_supported(redux_reduction r, redux_dtype in, redux_dtype out);
 
 /* Bytes of one element of a dtype (0 for a value outside the enum). */
