@@ -30,10 +30,6 @@ redux_status dispatch_pair(redux_dtype in, redux_dtype out, F &&f) {
   return REDUX_ERR_DTYPE;
 }
 
-/* Calls f.template operator()<P>() with P = reduce_policy<In, Out, R> for
- * reduction r of a supported (input, output) pair (redux_reduction_supported):
- * the policy is the trees' one parameter. REDUX_SUM_ONLY (the single-file
- * export) builds the sum alone. */
 template <typename F> struct sum_policy_of_pair {
   F &f;
   template <typename In, typename Out>
@@ -48,6 +44,10 @@ redux_status dispatch_sum(redux_dtype in, redux_dtype out, F &&f) {
   return dispatch_pair(in, out, sum_policy_of_pair<F>{f});
 }
 
+/* Calls f.template operator()<P>() with P = reduce_policy<In, Out, R> for
+ * reduction r of a supported (input, output) pair (redux_reduction_supported):
+ * the policy is the trees' one parameter. REDUX_SUM_ONLY (the single-file
+ * export) builds the sum alone. */
 template <typename F>
 redux_status dispatch_policy(redux_reduction r, redux_dtype in, redux_dtype out, F &&f) {
   if (r == REDUX_SUM_OF_VALUES) return dispatch_sum(in, out, f);

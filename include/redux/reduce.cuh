@@ -150,10 +150,11 @@ template <redux_reduction R> __device__ __forceinline__ double mapped(double v) 
 }
 
 /* The policy the trees are instantiated with: reduction R of In elements
- * into Out. The sum is sum_policy's own add, so its code and bits are the
- * sum's; a mapped reduction adds mapped<R>(widen(x)) (sum_policy's add is
- * add_wide(widen(x)) for the mapped pairs). Identity, combine and finish
- * are the sum's, so are the partials and every tree above the lanes. */
+ * into Out. The sum (and the mean) add with sum_policy's own add, so the
+ * sum's code and bits are unchanged; a mapped reduction adds
+ * mapped<R>(widen(x)) (sum_policy's add is add_wide(widen(x)) for the
+ * mapped pairs). Identity and combine are the sum's, so are the partials
+ * and every tree above the lanes; finish is the sum's but for the mean. */
 template <typename In, typename Out, redux_reduction R = REDUX_SUM_OF_VALUES>
 struct reduce_policy : sum_policy<In, Out> {
   using base = sum_policy<In, Out>;

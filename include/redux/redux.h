@@ -77,18 +77,20 @@ const char *redux_status_string(redux_status s);
 /* True when a kernel exists for this (input, output) pair. */
 int redux_dtype_pair_supported(redux_dtype in, redux_dtype out);
 
-/* What the trees add up: the reduction is a parameter of every family
+/* What the trees compute: the reduction is a parameter of every family
  * (full, rows, columns) on both backends. REDUX_SUM_OF_VALUES is the sum;
- * the others map each element first, in the accumulator's precision (fp64
- * for the pairs below, where the map of a float32, float16 or bfloat16
- * element is exact), then add by the sum's own tree: the same lanes, order
- * and finish. Adding one: its value here, its map in include/redux/reduce.cuh
- * (CUDA) and csrc/cpu/sum_cpu.c (CPU), and the op that calls it. */
+ * the mapped ones map each element first, in the accumulator's precision
+ * (fp64 for the pairs below, where the map of a float32, float16 or
+ * bfloat16 element is exact), then add by the sum's own tree: the same
+ * lanes, order and finish; the mean is the sum's tree with a finish that
+ * divides by n. Adding one: its value here, its map or finish in
+ * include/redux/reduce.cuh (CUDA) and csrc/cpu/sum_cpu.c (CPU), and the op
+ * that calls it. */
 typedef enum redux_reduction {
   REDUX_SUM_OF_VALUES = 0,
   REDUX_SUM_OF_ABS = 1,    /* sum of |x|: the 1-norm */
   REDUX_SUM_OF_SQUARES = 2, /* sum of x * x: the squared 2-norm */
-  REDUX_MEAN_OF_VALUES = 3  /* the sum times the fp64 reciprocal of n, rounded once (float32, float64) */
+  REDUX_MEAN_OF_VALUES = 3  /* the fp64 sum over n, rounded once (design.md: as redux.mean's composite) */
 } redux_reduction;
 #define REDUX_REDUCTION_COUNT 4
 
