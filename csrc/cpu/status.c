@@ -25,9 +25,13 @@ int redux_reduction_supported(redux_reduction r, redux_dtype in, redux_dtype out
   if (in == REDUX_##IN && out == REDUX_##OUT) return 1;
   if (r == REDUX_MEAN_OF_VALUES) {
     REDUX_MEAN_PAIRS(REDUX_PAIR_MATCHES)
-  } else if (r == REDUX_SUM_OF_ABS || r == REDUX_SUM_OF_SQUARES) {
-    REDUX_MAPPED_PAIRS(REDUX_PAIR_MATCHES)
   }
+#define REDUX_IF_MAPPED(VALUE, NAME)   \
+  if (r == VALUE) {                    \
+    REDUX_MAPPED_PAIRS(REDUX_PAIR_MATCHES) \
+  }
+  REDUX_MAPPED_REDUCTIONS(REDUX_IF_MAPPED)
+#undef REDUX_IF_MAPPED
 #undef REDUX_PAIR_MATCHES
   return 0;
 }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
+#include <string>
 
 namespace redux_shim {
 
@@ -216,10 +218,14 @@ constexpr const char *kSumOf = "redux._sum_of";
 
 SumOfSpec sum_of_spec(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim,
                       std::optional<at::ScalarType> dtype) {
-  redux_reduction r;
-  if (of == "abs") r = REDUX_SUM_OF_ABS;
-  else if (of == "square") r = REDUX_SUM_OF_SQUARES;
-  else TORCH_CHECK(false, kSumOf, ": argument 'of' is '", of, "'; expected 'abs' or 'square'");
+  std::optional<redux_reduction> r;
+  std::string names;
+#define REDUX_NAMED(VALUE, NAME)                  \
+  if (of == NAME) r = VALUE;                      \
+  names += names.empty() ? "'" NAME "'" : ", '" NAME "'";
+  REDUX_MAPPED_REDUCTIONS(REDUX_NAMED)
+#undef REDUX_NAMED
+  TORCH_CHECK(r.has_value(), kSumOf, ": argument 'of' is '", of, "'; expected one of ", names);
   TORCH_CHECK(self.defined(), kSumOf, ": argument 'self' is an undefined tensor");
   const at::ScalarType t = self.scalar_type();
   TORCH_CHECK(at::isFloatingType(t) && to_redux(t).has_value(), kSumOf, ": argument 'self' has dtype ", t,
@@ -228,11 +234,11 @@ SumOfSpec sum_of_spec(const at::Tensor &self, c10::string_view of, at::OptionalI
   // The kernel reads self's dtype, or the result's where the pair has no kernel (plan_from_spec).
   const redux_dtype out_t = *to_redux(spec.out_dtype);
   const redux_dtype in_t = redux_dtype_pair_supported(*to_redux(t), out_t) ? *to_redux(t) : out_t;
-  TORCH_CHECK(redux_reduction_supported(r, in_t, out_t), kSumOf, ": argument 'dtype' is ", spec.out_dtype,
+  TORCH_CHECK(redux_reduction_supported(*r, in_t, out_t), kSumOf, ": argument 'dtype' is ", spec.out_dtype,
               " for a ", t, " self; the sum of '", of,
               "' accumulates in fp64: dtype=torch.float64 for float32 and float64, torch.float32 for float16 and "
               "bfloat16");
-  return {r, std::move(spec)};
+  return {*r, std::move(spec)};
 }
 
 SumPlan plan_sum_of(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim, bool keepdim,

@@ -94,6 +94,12 @@ typedef enum redux_reduction {
 } redux_reduction;
 #define REDUX_REDUCTION_COUNT 4
 
+/* The mapped reductions with the names redux::_sum_of takes (its `of`):
+ * X(VALUE, NAME). */
+#define REDUX_MAPPED_REDUCTIONS(X)  \
+  X(REDUX_SUM_OF_ABS, "abs")        \
+  X(REDUX_SUM_OF_SQUARES, "square")
+
 /* The (input, output) pairs of the mapped reductions: the floating inputs
  * into their fp64-accumulated outputs (a norm's wide dtype). */
 #define REDUX_MAPPED_PAIRS(X) \
