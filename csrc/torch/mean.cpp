@@ -3,10 +3,11 @@
 // redux::sum, so the same kernels and the same reduction tree: the mean's
 // bits inherit the sum's guarantees. torch's div and cast finish it on the
 // outputs (one rounding to the result dtype; eager on CUDA with no gradient
-// recorded, one div that writes the result dtype). A float32 or float64
-// mean into its own dtype with no gradient recorded is one kernel,
+// recorded, one div that writes the result dtype). Eager, a float32 or
+// float64 mean into its own dtype with no gradient recorded is one kernel,
 // redux::_one_pass_mean, with the same bits (the division in the tree's
-// finish, as torch's div computes it on each device). Composite-
+// finish, as torch's div computes it on each device); traced, transformed
+// and DTensor calls keep the composite. Composite-
 // ImplicitAutograd: autograd, Meta and torch.compile come from those ops.
 #include <ATen/ScalarOps.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
@@ -19,14 +20,15 @@ namespace {
 
 constexpr const char *kOp = "redux.mean";
 
-// A plain CUDA tensor outside any tracing or transform (fake tensors,
-// functionalization, dispatch modes, vmap, functorch's grad), where an out=
-// op is fine: traced graphs must stay functional.
-bool eager_cuda(const at::Tensor &t) {
+// A plain tensor outside any tracing, transform or subclass (fake tensors,
+// DTensor, functionalization, dispatch modes, vmap, functorch's grad):
+// there an out= op is fine (traced graphs must stay functional), and so is
+// an op that only plain tensors have rules for (DTensor shards redux::sum).
+bool plain_eager(const at::Tensor &t) {
   const c10::DispatchKeySet traced({c10::DispatchKey::Python, c10::DispatchKey::Functionalize,
                                     c10::DispatchKey::FuncTorchBatched, c10::DispatchKey::BatchedNestedTensor,
                                     c10::DispatchKey::FuncTorchGradWrapper});
-  return t.is_cuda() && !t.key_set().has_any(traced) && c10::impl::TorchDispatchModeTLS::stack_len() == 0;
+  return !t.key_set().has_any(traced) && c10::impl::TorchDispatchModeTLS::stack_len() == 0;
 }
 
 at::Tensor mean_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
@@ -40,7 +42,7 @@ at::Tensor mean_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool k
               out, ", which is not supported (expected float32, float64, float16 or bfloat16; like torch.mean, "
               "the mean of integers needs a floating-point 'dtype')");
   const at::ScalarType t = self.scalar_type();
-  if ((t == at::kFloat || t == at::kDouble) && out == t && !gradient_recorded(self)) {
+  if ((t == at::kFloat || t == at::kDouble) && out == t && plain_eager(self) && !gradient_recorded(self)) {
     static const auto one_pass = c10::Dispatcher::singleton()
                                      .findSchemaOrThrow("redux::_one_pass_mean", "")
                                      .typed<at::Tensor(const at::Tensor &, at::OptionalIntArrayRef, bool, int64_t)>();
@@ -50,7 +52,7 @@ at::Tensor mean_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool k
   c10::SymInt count = 1;
   for (int64_t d : reduced_dims(kOp, self, dim)) count = count * self.sym_size(d);
   // 0 elements: 0 / 0 = nan, as torch.mean gives.
-  if (!eager_cuda(total) || gradient_recorded(self) || count.is_symbolic())
+  if (!total.is_cuda() || !plain_eager(total) || gradient_recorded(self) || count.is_symbolic())
     return total.div(c10::Scalar(count)).to(out);
   // Eager on CUDA, no gradient: one division kernel that writes the result
   // dtype, not a division and a cast, with the count as div.Scalar passes
