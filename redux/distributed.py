@@ -670,15 +670,16 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
 
 def _register_dtensor_rules():
-    """DTensor sharding rules of redux.sum: torch.sum's placements."""
+    """DTensor sharding rules of redux.sum and of redux::_sum_of (a sum of
+    |x| or x * x, which adds over shards as a sum does): torch.sum's
+    placements."""
     try:
         from torch.distributed.tensor import Partial, Replicate, Shard
         from torch.distributed.tensor.experimental import register_sharding
     except ImportError:  # pragma: no cover - torch built without distributed
         return
 
-    @register_sharding(torch.ops.redux.sum.default)
-    def _sum_rule(x, dim=None, keepdim=False, dtype=None):
+    def placements(x, dim, keepdim):
         ndim = len(x.shape)
         dims = _dims(dim)
         reduced = set(range(ndim)) if not dims else {d % max(ndim, 1) for d in dims}
@@ -691,6 +692,14 @@ def _register_dtensor_rules():
             rules.append(([out], [Shard(d), None, None]))
         return rules
 
+    @register_sharding(torch.ops.redux.sum.default)
+    def _sum_rule(x, dim=None, keepdim=False, dtype=None):
+        return placements(x, dim, keepdim)
+
+    @register_sharding(torch.ops.redux._sum_of.default)
+    def _sum_of_rule(x, dim=None, keepdim=False, of="square", dtype=None, grid=0):
+        return placements(x, dim, keepdim)
+
     # register_sharding keys its cache on int arguments only, and dim is
     # int[]?: without this, a call reuses the placements of an earlier call
     # with another dim. Key on dim, keepdim and dtype.
@@ -698,3 +707,5 @@ def _register_dtensor_rules():
     from torch.distributed.tensor._op_schema import RuntimeSchemaInfo
     DTensor._op_dispatcher.sharding_propagator.op_to_schema_info[torch.ops.redux.sum.default] = RuntimeSchemaInfo(
         static_argnum=1, static_kwargkey=["dtype"], needs_pytree=True)
+    DTensor._op_dispatcher.sharding_propagator.op_to_schema_info[torch.ops.redux._sum_of.default] = RuntimeSchemaInfo(
+        static_argnum=1, static_kwargkey=["of", "dtype", "grid"], needs_pytree=True)

@@ -81,6 +81,12 @@ def check_dtensor(rank, world, device):
     mean = redux.mean(distribute_tensor(x, mesh, [Shard(0)]), [0]).full_tensor()
     if not torch.allclose(mean, x.mean(0), rtol=1e-6, atol=1e-6):
         failures.append("dtensor redux.mean over the sharded dim differs from torch.mean")
+    # the norms' mapped sums (redux::_sum_of) shard as sums do
+    for placement in (Shard(0), Shard(1)):
+        for ord, dim in ((2, [0]), (1, None), (2, [0, 1])):
+            got = redux.vector_norm(distribute_tensor(x, mesh, [placement]), ord, dim).full_tensor()
+            if not torch.allclose(got, torch.linalg.vector_norm(x, ord, dim), rtol=1e-6, atol=1e-6):
+                failures.append(f"dtensor {placement} vector_norm ord={ord} dim={dim} differs from torch's")
     # exact mode on DTensors: Shard(0) on a 1-D mesh, and on one dim of a 2-D mesh
     dx = distribute_tensor(x, mesh, [Shard(0)])
     got = rd.sum(dx, [0, 2])
