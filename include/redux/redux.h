@@ -92,7 +92,6 @@ typedef enum redux_reduction {
   REDUX_SUM_OF_SQUARES = 2, /* sum of x * x: the squared 2-norm */
   REDUX_MEAN_OF_VALUES = 3  /* the fp64 sum over n, rounded once (design.md: as redux.mean's composite) */
 } redux_reduction;
-#define REDUX_REDUCTION_COUNT 4
 
 /* The mapped reductions with the names redux::_sum_of takes (its `of`):
  * X(VALUE, NAME). */
