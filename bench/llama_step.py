@@ -3,22 +3,30 @@ it keep its promises there?
 
     python bench/llama_step.py                          # CUDA when there is a GPU, else the CPU
     python bench/llama_step.py --device cpu --dim 64 --layers 2 --steps 20
+    python bench/llama_step.py --dim 768 --heads 12 --layers 4 --seq 256 --batch 8 --vocab 8192  # GPU-sized
 
 The model: token embeddings, pre-norm blocks (RMSNorm, causal attention with
 rotary position embeddings and an explicit softmax, SwiGLU MLP), a final
 RMSNorm and an output layer; the step: F.cross_entropy, backward,
-clip_grad_norm_, AdamW. It prints, with the switch on:
+clip_grad_norm_, AdamW. Compiled means torch.compile of the forward,
+backward and clip (the model's part); AdamW runs eagerly in both modes, as
+torch's AdamW has other bits when compiled (its bias corrections become
+float32 tensor arithmetic, Python floats in eager). It prints, with the
+switch on:
   reductions   the aten reduction ops a forward+backward+clip+step runs
                (torch.profiler, eager) and the reductions in the graphs
                Inductor compiles (compiled), each aten one with why it is
                not redux's
-  bits         run to run (two runs of --steps steps, losses and weights);
-               compiled against eager (losses of 3 steps); per-sample
-               losses of the first batch_max samples at every batch size
-               1..batch_max (matmuls run one sample at a time then: redux
-               makes the reductions batch-invariant, not matmul)
+  bits         run to run (two runs of --steps steps, losses and weights),
+               eager and compiled; compiled against eager (losses and
+               weights of 3 steps); per-sample losses of the first
+               batch_max samples at every batch size 1..batch_max (matmuls
+               run one sample at a time then: redux makes the reductions
+               batch-invariant, not matmul)
   time         median step time of plain torch and of the switch, eager
-               and compiled, and their ratio (same run)
+               (steps alternating between the two) and compiled (two
+               rounds of each: turning the switch on or off drops compiled
+               code), and their ratio (same run)
   losses       the loss curves of --steps steps, switch on against off
 """
 import argparse
@@ -45,6 +53,7 @@ REDUCTIONS = {
     "amax": "", "amin": "",
     "max": "aten::max (values and indices) is not routed (amax is)",
     "nll_loss_backward": "elementwise (its total weight is redux's): torch's kernel",
+    "embedding_dense_backward": "sums each token's gradient rows: torch's kernel, compiled code runs it too",
     "nll_loss2d_forward": "cross_entropy over images reduces inside its own kernel",
     "norm": "aten::norm is not routed (linalg_vector_norm is)",
     "native_layer_norm": "", "native_layer_norm_backward": "", "_fused_rms_norm": "",
@@ -126,14 +135,32 @@ def batch_of(args, device, seed=1):
     return idx[:, :-1].to(device), idx[:, 1:].to(device)
 
 
-def train_step(model, opt, idx, targets):
-    opt.zero_grad(set_to_none=True)
+def forward_backward_clip(model, idx, targets):
     logits = model(idx)
     loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    opt.step()
     return loss.detach()
+
+
+def stepper(model, opt, compiled):
+    """step(idx, targets) -> loss: the model's part compiled or not, AdamW eager."""
+    part = torch.compile(forward_backward_clip) if compiled else forward_backward_clip
+
+    def step(idx, targets):
+        opt.zero_grad(set_to_none=True)
+        loss = part(model, idx, targets)
+        opt.step()
+        return loss
+    return step
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def synchronize(device):
@@ -147,10 +174,11 @@ def eager_reductions(args, device):
     model, opt = make(args, device)
     idx, targets = batch_of(args, device)
     activities = [torch.profiler.ProfilerActivity.CPU]
+    step = stepper(model, opt, False)
     with redux.enabled():
-        train_step(model, opt, idx, targets)  # warm-up
+        step(idx, targets)  # warm-up
         with torch.profiler.profile(activities=activities) as prof:
-            train_step(model, opt, idx, targets)
+            step(idx, targets)
     counts = {e.key: e.count for e in prof.key_averages()}
     aten = {k[6:]: n for k, n in counts.items() if k.startswith("aten::") and k[6:] in REDUCTIONS}
     mine = {k: n for k, n in counts.items() if k.startswith("redux::")}
@@ -183,8 +211,7 @@ def compiled_reductions(args, device):
     inductor_config.post_grad_custom_pre_pass = Record()
     try:
         with redux.enabled():
-            step = torch.compile(train_step)
-            step(model, opt, idx, targets)
+            stepper(model, opt, True)(idx, targets)
     finally:
         inductor_config.post_grad_custom_pre_pass = None
     return found
@@ -193,18 +220,10 @@ def compiled_reductions(args, device):
 def losses_of(args, device, steps, switch, compiled=False):
     model, opt = make(args, device)
     idx, targets = batch_of(args, device)
-    step = torch.compile(train_step) if compiled else train_step
     with redux.enabled() if switch else _nothing():
-        losses = [step(model, opt, idx, targets) for _ in range(steps)]
+        step = stepper(model, opt, compiled)
+        losses = [step(idx, targets) for _ in range(steps)]
     return losses, [p.detach().clone() for p in model.parameters()]
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def per_sample_losses(args, device):
@@ -220,20 +239,45 @@ def per_sample_losses(args, device):
         return all(torch.equal(losses(b), full[:b]) for b in range(1, args.batch + 1))
 
 
-def step_time(args, device, switch, compiled):
-    model, opt = make(args, device)
-    idx, targets = batch_of(args, device)
-    step = torch.compile(train_step) if compiled else train_step
-    times = []
-    with redux.enabled() if switch else _nothing():
-        for i in range(args.timed + 3):
-            synchronize(device)
-            start = time.perf_counter()
-            step(model, opt, idx, targets)
-            synchronize(device)
-            if i >= 3:  # after the warm-up (and the compile)
-                times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+def timed_step(device, step, idx, targets):
+    synchronize(device)
+    start = time.perf_counter()
+    step(idx, targets)
+    synchronize(device)
+    return time.perf_counter() - start
+
+
+# how each timed step runs: plain torch, the switch, the switch with
+# Inductor's own elementwise code (compiled only; eager_numerics changes
+# nothing in eager)
+SETTINGS = {"torch": _nothing, "switch": redux.enabled, "switch, Inductor's elementwise code":
+            lambda: redux.enabled(eager_numerics=False)}
+
+
+def step_times(args, device, compiled, warm=3):
+    """{setting: median ms}. Eager: one step of each in turn, so that the
+    host's drift falls on all; compiled: two rounds of each (the switch
+    drops compiled code when it turns on or off)."""
+    batch = batch_of(args, device)
+    settings = list(SETTINGS) if compiled else ["torch", "switch"]
+    steps = {name: stepper(*make(args, device), compiled) for name in settings}
+    times = {name: [] for name in settings}
+    if not compiled:
+        for i in range(args.timed + warm):
+            for name in settings:
+                with SETTINGS[name]():
+                    t = timed_step(device, steps[name], *batch)
+                if i >= warm:
+                    times[name].append(t)
+    else:
+        for rounds in (args.timed // 2, args.timed - args.timed // 2):
+            for name in settings:
+                with SETTINGS[name]():
+                    for i in range(rounds + warm):  # the warm-up compiles
+                        t = timed_step(device, steps[name], *batch)
+                        if i >= warm:
+                            times[name].append(t)
+    return {name: statistics.median(times[name]) * 1e3 for name in settings}
 
 
 def main():
@@ -265,26 +309,28 @@ def main():
         print(f"  {op if op.startswith('redux::') else 'aten::' + op:<34} {n:4d}  "
               f"{'' if op.startswith('redux::') else REDUCTIONS[op] or 'made by an op eager leaves to its own kernel'}")
 
-    run1, weights1 = losses_of(args, device, args.steps, True)
-    run2, weights2 = losses_of(args, device, args.steps, True)
-    same_runs = all(torch.equal(a, b) for a, b in zip(run1 + weights1, run2 + weights2))
-    eager3, _ = losses_of(args, device, 3, True)
-    compiled3, _ = losses_of(args, device, 3, True, compiled=True)
-    same_compiled = all(torch.equal(a, b) for a, b in zip(eager3, compiled3))
-    print(f"\nbits: run to run ({args.steps} steps, losses and weights) {'identical' if same_runs else 'DIFFER'}; "
-          f"compiled against eager (3 steps) {'identical' if same_compiled else 'DIFFER'}; per-sample losses at "
+    def same(a, b):
+        return "identical" if all(torch.equal(x, y) for x, y in zip(a[0] + a[1], b[0] + b[1])) else "DIFFER"
+    run1 = losses_of(args, device, args.steps, True)
+    same_runs = same(run1, losses_of(args, device, args.steps, True))
+    compiled1 = losses_of(args, device, args.steps, True, compiled=True)
+    same_compiled_runs = same(compiled1, losses_of(args, device, args.steps, True, compiled=True))
+    eager_vs_compiled = same(losses_of(args, device, 3, True), losses_of(args, device, 3, True, compiled=True))
+    print(f"\nbits ({args.steps} steps, losses and weights): run to run eager {same_runs}, compiled "
+          f"{same_compiled_runs}; compiled against eager (3 steps) {eager_vs_compiled}; per-sample losses at "
           f"batch sizes 1..{args.batch} {'identical' if per_sample_losses(args, device) else 'DIFFER'}")
 
-    print("\nstep time, median of", args.timed, "steps (ms):")
+    print("\nstep time, median of", args.timed, "steps (ms; ratio to plain torch's in the same mode):")
     for compiled in (False, True):
-        plain, switched = step_time(args, device, False, compiled), step_time(args, device, True, compiled)
-        print(f"  {'compiled' if compiled else 'eager':<9} torch {plain:8.2f}  switch {switched:8.2f}  "
-              f"ratio {switched / plain:.3f}")
+        times = step_times(args, device, compiled)
+        plain = times.pop("torch")
+        print(f"  {'compiled' if compiled else 'eager':<9} torch {plain:8.2f}" +
+              "".join(f"  {name} {ms:8.2f} ({ms / plain:.3f})" for name, ms in times.items()))
 
     plain_curve, _ = losses_of(args, device, args.steps, False)
-    gap = max(abs(a.item() - b.item()) / abs(b.item()) for a, b in zip(run1, plain_curve))
+    gap = max(abs(a.item() - b.item()) / abs(b.item()) for a, b in zip(run1[0], plain_curve))
     print(f"\nloss curves, {args.steps} steps: first {plain_curve[0].item():.5f}, last plain "
-          f"{plain_curve[-1].item():.5f}, last switch {run1[-1].item():.5f}; largest relative gap {gap:.2e}")
+          f"{plain_curve[-1].item():.5f}, last switch {run1[0][-1].item():.5f}; largest relative gap {gap:.2e}")
 
 
 if __name__ == "__main__":

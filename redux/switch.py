@@ -92,6 +92,7 @@ _lock = threading.Lock()
 _holders = 0        # enabled() blocks open now
 _persistent = False  # enable() without disable()
 _library = None     # (the torch.library registrations, the compiled routes' remover) while on
+_eager_numerics = True  # the setting of the switch while on (enable / enabled's argument)
 
 # The input dtypes redux's kernels read (others are converted to the result
 # dtype first, as torch does) and the dtypes a sum gives: the shim's lists.
@@ -563,7 +564,7 @@ def _overload(name):
     return getattr(getattr(torch.ops.aten, packet), overload or "default")
 
 
-def _register():
+def _register(eager_numerics):
     global _torch_verdicts
     if _torch_verdicts is None:
         _torch_verdicts = _probe_torch_verdicts()
@@ -593,7 +594,7 @@ def _register():
             for name, fn in kernels.items():
                 for key in keys:
                     lib.impl(name, fn, key)
-        remove_compiled_routes = _install_compiled_routes()
+        remove_compiled_routes = _install_compiled_routes(eager_numerics)
     except BaseException:
         lib._destroy()  # all or nothing
         raise
@@ -655,9 +656,10 @@ def _route_graph(graph):
         graph.erase_node(node)
 
 
-def _graph_pass():
+def _graph_pass(eager_numerics):
     """The pass object for Inductor's config: a CustomGraphPass whose uuid
-    (this file's hash) keys Inductor's and AOTAutograd's on-disk caches."""
+    (this file's hash and the setting) keys Inductor's and AOTAutograd's
+    on-disk caches."""
     from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
 
     class RouteToRedux(CustomGraphPass):
@@ -665,16 +667,17 @@ def _graph_pass():
             _route_graph(graph)
 
         def uuid(self):
-            return get_hash_for_files((__file__,))
+            return get_hash_for_files((__file__,)) + (b"eager numerics" if eager_numerics else b"")
 
     return RouteToRedux()
 
 
-def _install_compiled_routes():
+def _install_compiled_routes(eager_numerics):
     """What compiled code needs: decompositions of aten sum and mean into the
     switch's own functions (traced by AOTAutograd with the model, forward
-    and backward, symbolic shapes included) and the graph pass. Refuses a
-    pass already in its place; returns a function that removes both."""
+    and backward, symbolic shapes included), the graph pass and, with
+    eager_numerics, torch's kernels for _EAGER_KERNELS. Refuses a pass
+    already in its place; returns a function that removes all of them."""
     import torch._inductor.config as inductor_config
     from torch._inductor.decomposition import decompositions
     try:
@@ -695,10 +698,11 @@ def _install_compiled_routes():
     routes[torch.ops.aten._fused_rms_norm.default] = lambda x, shape, weight, eps: _rms_norm(
         x, shape, weight, eps, eager=False)
     before = {op: decompositions[op] for op in routes if op in decompositions}
+    remove_eager_kernels = _install_eager_kernels() if eager_numerics else (lambda: None)
     decompositions.update(routes)
     if fast_random_decomps is not None:
         fast_random_decomps.cache_clear()  # a cached merge of the table: it would not see the change
-    inductor_config.post_grad_custom_post_pass = _graph_pass()
+    inductor_config.post_grad_custom_post_pass = _graph_pass(eager_numerics)
     _reset_compiled()
 
     def remove():
@@ -706,9 +710,76 @@ def _install_compiled_routes():
         for op in routes:
             decompositions.pop(op, None)
         decompositions.update(before)
+        remove_eager_kernels()
         if fast_random_decomps is not None:
             fast_random_decomps.cache_clear()
         _reset_compiled()
+    return remove
+
+
+# With eager_numerics on, the ops compiled code runs as torch's eager kernels
+# (Inductor fallbacks): those whose Inductor code has other bits than the
+# kernel's (transcendental functions, division, the backward formulas of
+# activations, lerp), and embedding's backward, a reduction eager
+# leaves to torch's kernel that Inductor would rewrite (with atomics on CUDA).
+_EAGER_KERNELS = (
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+    "asin", "acos", "atan", "atan2", "sqrt", "rsqrt", "reciprocal", "pow", "div", "erf", "erfc", "erfinv",
+    "sigmoid", "sigmoid_backward", "tanh_backward", "silu", "silu_backward", "gelu", "gelu_backward",
+    "softplus", "softplus_backward", "elu", "elu_backward", "mish", "mish_backward", "lerp",
+    "embedding_dense_backward",
+)
+# ... and Inductor's own settings for eager's rounding: no fused multiply-add
+# contraction, 16-bit intermediates rounded as eager rounds them, IEEE division.
+_EAGER_CONFIG = {"emulate_precision_casts": True, "eager_numerics.division_rounding": True}
+
+
+def _eager_kernel_overloads():
+    """The functional overloads of _EAGER_KERNELS with a CPU or CUDA kernel."""
+    found = []
+    for name in _EAGER_KERNELS:
+        packet = getattr(torch.ops.aten, name)
+        for overload in packet.overloads():
+            op = getattr(packet, overload)
+            if "out" in overload or op._schema.is_mutable or not torch._C._dispatch_has_kernel(op.name()):
+                continue  # out= and in-place forms, and the Python-number overloads (exp.int)
+            schema = op._schema
+            qualified = f"{schema.name}.{schema.overload_name}" if schema.overload_name else schema.name
+            if any(torch._C._dispatch_has_kernel_for_dispatch_key(qualified, key) for key in ("CPU", "CUDA")):
+                found.append(op)
+    return found
+
+
+def _install_eager_kernels():
+    """Makes Inductor lower _EAGER_KERNELS to torch's kernels (no
+    decomposition, a fallback lowering) and round as eager does; returns a
+    function that puts back what was there."""
+    import torch._inductor.config as inductor_config
+    from torch._inductor import lowering
+    from torch._inductor.decomposition import decompositions
+    ops = _eager_kernel_overloads()
+    saved = [(op, lowering.lowerings.get(op), decompositions.get(op), op in lowering.fallbacks,
+              op in lowering.needs_realized_inputs) for op in ops]
+    for op in ops:
+        decompositions.pop(op, None)
+        lowering.add_needs_realized_inputs(op)
+        lowering.register_lowering(op, type_promotion_kind=None)(lowering.fallback_handler(op))
+    settings = inductor_config.patch(_EAGER_CONFIG)
+    settings.__enter__()
+
+    def remove():
+        settings.__exit__(None, None, None)
+        for op, lowered, decomposed, fallback, realized in saved:
+            if lowered is None:
+                lowering.lowerings.pop(op, None)
+            else:
+                lowering.lowerings[op] = lowered
+            if decomposed is not None:
+                decompositions[op] = decomposed
+            if not fallback:
+                lowering.fallbacks.discard(op)
+            if not realized:
+                lowering.needs_realized_inputs.discard(op)
     return remove
 
 
@@ -728,12 +799,17 @@ def _registrant(name, key):
     return "another library"
 
 
-def _update():
-    """Registers or removes the kernels to match the holders (under _lock)."""
-    global _library
+def _update(eager_numerics):
+    """Registers or removes the kernels to match the holders (under _lock);
+    eager_numerics: the setting asked for by the call (None: any)."""
+    global _library, _eager_numerics
     want = _persistent or _holders > 0
+    if want and _library is not None and eager_numerics not in (None, _eager_numerics):
+        raise RuntimeError(f"redux's switch is on with eager_numerics={_eager_numerics}; turn it off (disable(), "
+                           f"the enabled() blocks' end) before turning it on with eager_numerics={eager_numerics}")
     if want and _library is None:
-        _library = _register()
+        _library = _register(eager_numerics)
+        _eager_numerics = eager_numerics
     elif not want and _library is not None:
         lib, remove_compiled_routes = _library
         lib._destroy()
@@ -741,13 +817,18 @@ def _update():
         _library = None
 
 
-def enable():
-    """Turns the switch on until disable() (idempotent)."""
+def enable(*, eager_numerics=True):
+    """Turns the switch on until disable() (idempotent). eager_numerics:
+    compiled code also computes the elementwise ops whose Inductor code is
+    not bitwise torch's kernels with those kernels, so a compiled model has
+    the eager switch's bits, at the price of Inductor's fusion around them
+    (False: Inductor's own code for them; the reductions are redux's
+    either way)."""
     global _persistent
     with _lock:
         was, _persistent = _persistent, True
         try:
-            _update()
+            _update(eager_numerics)
         except BaseException:
             _persistent = was
             raise
@@ -758,7 +839,7 @@ def disable():
     global _persistent
     with _lock:
         _persistent = False
-        _update()
+        _update(None)
 
 
 def is_enabled():
@@ -768,13 +849,14 @@ def is_enabled():
 
 
 @contextlib.contextmanager
-def enabled():
-    """On for the block (nested blocks and enable() compose), then as before."""
+def enabled(*, eager_numerics=True):
+    """On for the block (nested blocks and enable() compose), then as
+    before; eager_numerics as for enable()."""
     global _holders
     with _lock:
         _holders += 1
         try:
-            _update()
+            _update(eager_numerics)
         except BaseException:
             _holders -= 1
             raise
@@ -783,4 +865,4 @@ def enabled():
     finally:
         with _lock:
             _holders -= 1
-            _update()
+            _update(None)

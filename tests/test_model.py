@@ -1,8 +1,11 @@
 """A real model under the switch (bench/gpt.py, a small GPT whose norms and
 losses are means and sums): per-sample losses bit-identical across batch
 sizes, training steps bit-identical across runs, and plain torch's numbers
-within fp32 tolerance. The tiny version runs here on the CPU; on a GPU the
-same tests run on CUDA too."""
+within fp32 tolerance; a Llama-style step (bench/llama_step.py) compiled
+with the eager step's bits. The tiny version runs here on the CPU; on a GPU
+the same tests run on CUDA too."""
+import argparse
+
 import pytest
 import torch
 
@@ -50,3 +53,27 @@ def test_switch_matches_plain_torch_within_fp32_tolerance(device):
         routed = train_steps(model_on(device), idx, targets, 3)
     for a, b in zip(plain, routed):
         assert torch.allclose(a, b, rtol=1e-5, atol=1e-6), (a, b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_compiled_llama_step_has_the_eager_switch_bits(device):
+    """RMSNorm, rotary attention with softmax, SwiGLU, cross_entropy and
+    clip_grad_norm_ compiled (AdamW eager, as bench/llama_step.py runs it):
+    the losses and weights of three steps have the eager switch's bits, and
+    every aten reduction of the compiled graphs is redux's."""
+    from bench import llama_step
+    args = argparse.Namespace(vocab=64, dim=32, heads=2, layers=2, seq=16, batch=4)
+
+    def run(compiled):
+        model, opt = llama_step.make(args, device)
+        idx, targets = llama_step.batch_of(args, device)
+        with redux.enabled():
+            step = llama_step.stepper(model, opt, compiled)
+            losses = [step(idx, targets) for _ in range(3)]
+        return losses + [p.detach().clone() for p in model.parameters()]
+    eager, compiled = run(False), run(True)
+    assert len(eager) == 3 + 17 and all(torch.equal(a, b) for a, b in zip(eager, compiled))
+    found = llama_step.compiled_reductions(args, device)
+    # the one aten reduction left is the one eager leaves to torch's kernel too, run as that kernel
+    assert found.get("redux::sum", 0) > 0, found
+    assert {op for op in found if not op.startswith("redux::")} <= {"embedding_dense_backward"}, found

@@ -236,6 +236,89 @@ def test_compiled_code_routes_what_eager_routes(device):
                 assert torch.equal(got, fn(x)), name
 
 
+# elementwise ops whose Inductor code is not bitwise torch's kernels (torch 2.11):
+# name -> f(x, y), x normal with an offset, y in [0.5, 1.5)
+ELEMENTWISE = {
+    "cos": lambda x, y: x.cos(), "sin": lambda x, y: x.sin(), "exp": lambda x, y: x.exp(),
+    "log": lambda x, y: x.abs().add(1).log(), "tanh": lambda x, y: x.tanh(), "sigmoid": lambda x, y: x.sigmoid(),
+    "sqrt": lambda x, y: x.abs().sqrt(), "rsqrt": lambda x, y: x.abs().add(1).rsqrt(),
+    "pow": lambda x, y: 10000 ** (x / 7) + x.pow(3), "div": lambda x, y: x / y + x / 5.657,
+    "silu": lambda x, y: torch.nn.functional.silu(x) * y, "gelu": lambda x, y: torch.nn.functional.gelu(x),
+    "lerp": lambda x, y: torch.lerp(x, y, 0.1) + torch.lerp(x, y, y),
+    "erf": lambda x, y: x.erf(), "expm1": lambda x, y: x.expm1(),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_compiled_elementwise_ops_have_the_eager_bits(device):
+    """Under the switch (eager_numerics, the default) compiled code runs the
+    elementwise ops whose Inductor code has other bits than torch's kernels
+    as those kernels: forward and input gradient, and embedding's backward
+    (a sum over repeated tokens), have the eager bits."""
+    x = random_tensor((4099,), torch.float32, device, seed=21)
+    y = random_tensor((4099,), torch.float32, device, seed=22, offset=0.0).abs().remainder(1.0).add(0.5)
+    cotangent = random_tensor((4099,), torch.float32, device, seed=23)
+
+    def run(f, compiled):
+        xi = x.clone().requires_grad_()
+        out = (torch.compile(f, fullgraph=True) if compiled else f)(xi, y)
+        out.backward(cotangent)
+        return out.detach(), xi.grad
+
+    differ = []
+    with redux.enabled():
+        for name, f in ELEMENTWISE.items():
+            eager, compiled = run(f, False), run(f, True)
+            differ += [name] if not all(torch.equal(a, b) for a, b in zip(eager, compiled)) else []
+        tokens = torch.tensor([3, 1, 3, 3, 0, 1, 7, 3] * 50, device=device)
+        table = random_tensor((8, 16), torch.float32, device, seed=24)
+        grads = []
+        for compiled in (False, True):
+            w = table.clone().requires_grad_()
+            embed = torch.compile(torch.nn.functional.embedding, fullgraph=True) if compiled else \
+                torch.nn.functional.embedding
+            embed(tokens, w).mul(cotangent[:16]).sum().backward()
+            grads.append(w.grad)
+        differ += [] if torch.equal(*grads) else ["embedding backward"]
+    assert differ == []
+
+
+def test_eager_numerics_is_installed_with_the_switch_and_removed_after():
+    """The fallbacks, the decompositions they replace and Inductor's rounding
+    settings are there while the switch is on with eager_numerics, as they
+    were before once it is off; eager_numerics=False leaves them alone; a
+    second setting while on is refused and changes nothing."""
+    import torch._inductor.config as inductor_config
+    from torch._inductor import lowering
+    from torch._inductor.decomposition import decompositions
+    from redux.switch import _eager_kernel_overloads
+
+    ops = _eager_kernel_overloads()
+    assert torch.ops.aten.silu_backward.default in ops and torch.ops.aten.div.Tensor in ops
+
+    def state():
+        return ([lowering.lowerings.get(op) for op in ops], [decompositions.get(op) for op in ops],
+                [op in lowering.fallbacks for op in ops], inductor_config.emulate_precision_casts,
+                inductor_config.eager_numerics.division_rounding)
+    before = state()
+    with redux.enabled():
+        assert all(getattr(lowering.lowerings[op], "_is_fallback_handler", False) for op in ops)
+        assert all(op not in decompositions and op in lowering.fallbacks for op in ops)
+        assert inductor_config.emulate_precision_casts and inductor_config.eager_numerics.division_rounding
+        with pytest.raises(RuntimeError, match="on with eager_numerics=True"):
+            redux.enable(eager_numerics=False)
+        with pytest.raises(RuntimeError, match="on with eager_numerics=True"):
+            with redux.enabled(eager_numerics=False):
+                pass
+        with redux.enabled():  # the same setting nests
+            assert redux.is_enabled()
+        assert redux.is_enabled() and not redux.switch._persistent
+    assert state() == before and not redux.is_enabled()
+    with redux.enabled(eager_numerics=False):
+        assert redux.is_enabled() and state() == before
+    assert state() == before
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_a_compiled_training_step_reduces_on_redux(device):
     """Forward and backward graphs: the loss's mean and the bias gradients'
