@@ -556,6 +556,26 @@ def test_the_other_reductions_of_a_model_run_on_redux_with_torchs_answers(device
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_foreach_norm_of_long_tensors_has_vector_norms_bits(device):
+    """clip_grad_norm_'s _foreach_norm of tensors longer than the row
+    kernel's rows, several dtypes mixed with short ones and other orders:
+    each norm has redux.vector_norm's bits, shape and dtype, and the long
+    2-norms take no per-tensor vector_norm call."""
+    shapes = [((300, 700), torch.float32), ((70001,), torch.bfloat16), ((40, 7), torch.float32),
+              ((3, 200, 150), torch.float64), ((65537,), torch.float16), ((1, 90000), torch.float32)]
+    xs = [random_tensor(shape, dtype, device, seed=30 + i) for i, (shape, dtype) in enumerate(shapes)]
+    for ord in (2, 1, float("inf")):
+        want = [torch.ops.redux.vector_norm(x, ord) for x in xs]
+        with redux.enabled():
+            got = torch._foreach_norm(xs, ord)
+            names = ops_called(lambda: torch._foreach_norm(xs, ord))
+        for g, w in zip(got, want):
+            assert g.shape == w.shape == () and g.dtype == w.dtype and torch.equal(g, w), ord
+        if ord == 2:
+            assert "redux::_sum_of" in names and "redux::vector_norm" not in names, sorted(names)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
 def test_layer_norm_and_rms_norm_run_on_redux_with_torchs_answers(device, dtype):
     """native_layer_norm and _fused_rms_norm (F.layer_norm, F.rms_norm) and
