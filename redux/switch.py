@@ -64,6 +64,20 @@ on-disk caches, so code compiled under one setting is never run under the
 other. For a compiled model, turn it on once (enable()) rather than around
 each step.
 
+Compiled code and eager bits (eager_numerics, on by default): Inductor's
+own code for many elementwise ops is not bitwise torch's kernels (its exp,
+cos, sqrt, sigmoid, division, the decomposed backward of silu or gelu;
+fused multiply-adds on CUDA), and it rewrites embedding's backward (a sum
+over repeated tokens) with atomics on CUDA. While on, the switch makes
+Inductor lower those ops (_EAGER_KERNELS) to torch's kernels and round as
+eager does (emulate_precision_casts, IEEE division): a compiled model has
+the eager switch's bits, forward and backward (tests/test_model.py), at the
+price of Inductor's fusion around those ops. Exact arithmetic (+, -, *,
+casts, where) still fuses. enable(eager_numerics=False) keeps Inductor's
+code for them. torch's own optimizers are not covered: a compiled AdamW
+step computes its bias corrections as float32 tensors, eager as Python
+floats.
+
 With other overrides: torch keeps one Python override per op and dispatch
 key. The switch takes the aten ops above (sum, mean and the others) at CPU and
 CUDA; where another library already holds one, enable() raises naming the
