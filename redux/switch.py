@@ -707,10 +707,6 @@ def _install_compiled_routes(eager_numerics):
     already in its place; returns a function that removes all of them."""
     import torch._inductor.config as inductor_config
     from torch._inductor.decomposition import decompositions
-    try:
-        from torch._inductor.decomposition import fast_random_decomps
-    except ImportError:  # a torch without the cached merge
-        fast_random_decomps = None
     current = inductor_config.post_grad_custom_post_pass
     if current is not None:
         raise RuntimeError(f"redux.enable: torch._inductor.config.post_grad_custom_post_pass is already set "
@@ -726,22 +722,42 @@ def _install_compiled_routes(eager_numerics):
         x, shape, weight, eps, eager=False)
     before = {op: decompositions[op] for op in routes if op in decompositions}
     remove_eager_kernels = _install_eager_kernels() if eager_numerics else (lambda: None)
-    decompositions.update(routes)
-    if fast_random_decomps is not None:
-        fast_random_decomps.cache_clear()  # a cached merge of the table: it would not see the change
-    inductor_config.post_grad_custom_post_pass = _graph_pass(eager_numerics)
+    try:
+        decompositions.update(routes)
+        _clear_merged_decompositions()
+        inductor_config.post_grad_custom_post_pass = _graph_pass(eager_numerics)
+    except BaseException:  # all or nothing
+        _remove_routes(routes, before)
+        remove_eager_kernels()
+        raise
     _reset_compiled()
 
     def remove():
         inductor_config.post_grad_custom_post_pass = None
-        for op in routes:
-            decompositions.pop(op, None)
-        decompositions.update(before)
+        _remove_routes(routes, before)
         remove_eager_kernels()
-        if fast_random_decomps is not None:
-            fast_random_decomps.cache_clear()
         _reset_compiled()
     return remove
+
+
+def _remove_routes(routes, before):
+    """Takes the switch's decompositions out of Inductor's table, putting
+    back those they replaced."""
+    from torch._inductor.decomposition import decompositions
+    for op in routes:
+        decompositions.pop(op, None)
+    decompositions.update(before)
+    _clear_merged_decompositions()
+
+
+def _clear_merged_decompositions():
+    """Drops Inductor's cached merge of its decomposition table, which would
+    not see a change to the table."""
+    try:
+        from torch._inductor.decomposition import fast_random_decomps
+    except ImportError:  # a torch without the cached merge
+        return
+    fast_random_decomps.cache_clear()
 
 
 # With eager_numerics on, the ops compiled code runs as torch's eager kernels
@@ -787,15 +803,11 @@ def _install_eager_kernels():
     ops = _eager_kernel_overloads()
     saved = [(op, lowering.lowerings.get(op), decompositions.get(op), op in lowering.fallbacks,
               op in lowering.needs_realized_inputs) for op in ops]
-    for op in ops:
-        decompositions.pop(op, None)
-        lowering.add_needs_realized_inputs(op)
-        lowering.register_lowering(op, type_promotion_kind=None)(lowering.fallback_handler(op))
     settings = inductor_config.patch(_EAGER_CONFIG)
-    settings.__enter__()
 
-    def remove():
-        settings.__exit__(None, None, None)
+    def remove(entered=True):
+        if entered:
+            settings.__exit__(None, None, None)
         for op, lowered, decomposed, fallback, realized in saved:
             if lowered is None:
                 lowering.lowerings.pop(op, None)
@@ -807,6 +819,18 @@ def _install_eager_kernels():
                 lowering.fallbacks.discard(op)
             if not realized:
                 lowering.needs_realized_inputs.discard(op)
+        _clear_merged_decompositions()
+
+    try:
+        for op in ops:
+            decompositions.pop(op, None)
+            lowering.add_needs_realized_inputs(op)
+            lowering.register_lowering(op, type_promotion_kind=None)(lowering.fallback_handler(op))
+        _clear_merged_decompositions()
+    except BaseException:  # all or nothing
+        remove(entered=False)
+        raise
+    settings.__enter__()
     return remove
 
 

@@ -236,6 +236,41 @@ def test_compiled_code_routes_what_eager_routes(device):
                 assert torch.equal(got, fn(x)), name
 
 
+def test_a_failed_eager_numerics_install_leaves_nothing_installed(monkeypatch):
+    """A failure halfway through the fallbacks' install: enable() raises it,
+    and no lowering, decomposition, setting, graph pass or kernel of the
+    switch stays behind."""
+    import torch._inductor.config as inductor_config
+    from torch._inductor import lowering
+    from torch._inductor.decomposition import decompositions
+    from redux.switch import _eager_kernel_overloads
+    ops = _eager_kernel_overloads()
+    x = torch.ones(4, 5)
+
+    def state():
+        return ([lowering.lowerings.get(op) for op in ops], [decompositions.get(op) for op in ops],
+                sorted(map(str, decompositions)), inductor_config.emulate_precision_casts,
+                inductor_config.post_grad_custom_post_pass)
+    before = state()
+    calls = []
+    real = lowering.register_lowering
+
+    def failing(op, **kwargs):
+        calls.append(op)
+        if len(calls) == 5:
+            raise RuntimeError("lowering refused")
+        return real(op, **kwargs)
+    monkeypatch.setattr(lowering, "register_lowering", failing)
+    with pytest.raises(RuntimeError, match="lowering refused"):
+        redux.enable()
+    assert not redux.is_enabled() and state() == before
+    assert "redux::sum" not in ops_called(lambda: x.sum())
+    monkeypatch.undo()
+    with redux.enabled():
+        assert "redux::sum" in ops_called(lambda: x.sum())
+    assert state() == before
+
+
 # elementwise ops whose Inductor code is not bitwise torch's kernels (torch 2.11):
 # name -> f(x, y), x normal with an offset, y in [0.5, 1.5)
 ELEMENTWISE = {
