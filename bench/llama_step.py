@@ -26,7 +26,8 @@ switch on:
   time         median step time of plain torch and of the switch, eager
                (steps alternating between the two) and compiled (two
                rounds of each: turning the switch on or off drops compiled
-               code), and their ratio (same run)
+               code; compiled also with eager_numerics=False), and their
+               ratios (same run)
   losses       the loss curves of --steps steps, switch on against off
 """
 import argparse

@@ -28,7 +28,7 @@
 #   dist         the NCCL tests (every rank count the machine has GPUs for, up
 #                to 4), then bench/distributed.py at 2 ranks and at the
 #                machine's GPU count (at most 4) -> $OUT/distributed.txt
-#   model        bench/llama_step.py on the GPU -> $OUT/llama_step.txt
+#   model        bench/llama_step.py on the GPU at two sizes (the record's) -> $OUT/llama_step.txt
 #   ops          bench/ops.py (each reduction against torch's) -> $OUT/ops.txt
 # REQUIRE_GPU=TEXT runs nothing (exit 3) unless the GPU's name holds TEXT.
 set -uo pipefail
@@ -134,7 +134,9 @@ if has dist; then
   done
 fi
 if has model; then
-  python3 bench/llama_step.py --device cuda 2>&1 | tee "$OUT/llama_step.txt" | tail -30
+  { python3 bench/llama_step.py --device cuda --steps 30 --timed 20 && echo &&
+    python3 bench/llama_step.py --device cuda --dim 768 --heads 12 --layers 4 --seq 256 --batch 8 --vocab 8192 \
+      --steps 20 --timed 20; } 2>&1 | tee "$OUT/llama_step.txt" | tail -30
 fi
 if has ops; then
   python3 bench/ops.py --device cuda --out "$OUT/ops.txt" > "$OUT/ops.log" 2>&1
