@@ -91,6 +91,7 @@ per-sample results independent of the batch size; the switch alone does not
 make matmuls batch-invariant.
 """
 import contextlib
+import functools
 import sys
 import threading
 import warnings
@@ -105,8 +106,7 @@ from ._dtypes import ROW_KERNEL_MAX_N as _ROW_KERNEL_MAX_N
 _lock = threading.Lock()
 _holders = 0        # enabled() blocks open now
 _persistent = False  # enable() without disable()
-_library = None     # (the torch.library registrations, the compiled routes' remover) while on
-_eager_numerics = True  # the setting of the switch while on (enable / enabled's argument)
+_library = None     # (the torch.library registrations, the compiled routes' remover, eager_numerics) while on
 
 # The input dtypes redux's kernels read (others are converted to the result
 # dtype first, as torch does) and the dtypes a sum gives: the shim's lists.
@@ -625,7 +625,7 @@ def _register(eager_numerics):
     except BaseException:
         lib._destroy()  # all or nothing
         raise
-    return lib, remove_compiled_routes
+    return lib, remove_compiled_routes, eager_numerics
 
 
 # The ops whose eager kernels reach aten::sum / aten::mean through the
@@ -777,8 +777,10 @@ _EAGER_KERNELS = (
 _EAGER_CONFIG = {"emulate_precision_casts": True, "eager_numerics.division_rounding": True}
 
 
+@functools.cache
 def _eager_kernel_overloads():
-    """The functional overloads of _EAGER_KERNELS with a CPU or CUDA kernel."""
+    """The functional overloads of _EAGER_KERNELS with a CPU or CUDA kernel
+    (fixed for the process: found once)."""
     found = []
     for name in _EAGER_KERNELS:
         packet = getattr(torch.ops.aten, name)
@@ -786,11 +788,9 @@ def _eager_kernel_overloads():
             op = getattr(packet, overload)
             if "out" in overload or op._schema.is_mutable or not torch._C._dispatch_has_kernel(op.name()):
                 continue  # out= and in-place forms, and the Python-number overloads (exp.int)
-            schema = op._schema
-            qualified = f"{schema.name}.{schema.overload_name}" if schema.overload_name else schema.name
-            if any(torch._C._dispatch_has_kernel_for_dispatch_key(qualified, key) for key in ("CPU", "CUDA")):
+            if any(torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), key) for key in ("CPU", "CUDA")):
                 found.append(op)
-    return found
+    return tuple(found)
 
 
 def _install_eager_kernels():
@@ -853,16 +853,15 @@ def _registrant(name, key):
 def _update(eager_numerics):
     """Registers or removes the kernels to match the holders (under _lock);
     eager_numerics: the setting asked for by the call (None: any)."""
-    global _library, _eager_numerics
+    global _library
     want = _persistent or _holders > 0
-    if want and _library is not None and eager_numerics not in (None, _eager_numerics):
-        raise RuntimeError(f"redux's switch is on with eager_numerics={_eager_numerics}; turn it off (disable(), "
+    if want and _library is not None and eager_numerics not in (None, _library[2]):
+        raise RuntimeError(f"redux's switch is on with eager_numerics={_library[2]}; turn it off (disable(), "
                            f"the enabled() blocks' end) before turning it on with eager_numerics={eager_numerics}")
     if want and _library is None:
         _library = _register(eager_numerics)
-        _eager_numerics = eager_numerics
     elif not want and _library is not None:
-        lib, remove_compiled_routes = _library
+        lib, remove_compiled_routes, _ = _library
         lib._destroy()
         remove_compiled_routes()
         _library = None
