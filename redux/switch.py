@@ -533,8 +533,8 @@ def _foreach_norm(tensors, ord, dtype):
     2-norms the row kernel takes (a tensor as one row, as vector_norm takes
     it) in one call of redux::_sum_squares_each; those of longer real
     tensors as vector_norm computes them (redux::_sum_of of the squares in
-    the wide dtype), their roots and casts in one kernel each per dtype; the
-    others one by one."""
+    the wide dtype), in one call of redux::_sum_of_each per dtype, their
+    roots and casts one kernel each; the others one by one."""
     norms = [None] * len(tensors)
     two = [i for i, t in enumerate(tensors) if ord == 2 and dtype in (None, t.dtype)]
     rows = [i for i in two if _takes_row_kernel(tensors[i], range(tensors[i].dim()))]
@@ -547,9 +547,8 @@ def _foreach_norm(tensors, ord, dtype):
         if norms[i] is None and t.dtype in _FLOATS and t.device.type in ("cpu", "cuda") and t.numel():
             by_dtype.setdefault((t.dtype, t.device), []).append(i)
     for (out, _), members in by_dtype.items():
-        sums = [torch.ops.redux._sum_of(tensors[i], None, False, of="square", dtype=_WIDE[out], grid=0)
-                for i in members]
-        for i, norm in zip(members, torch.stack(sums).sqrt().to(out).unbind(0)):
+        sums = torch.ops.redux._sum_of_each([tensors[i] for i in members], of="square", dtype=_WIDE[out])
+        for i, norm in zip(members, sums.sqrt().to(out).unbind(0)):
             norms[i] = norm
     return [n if n is not None else _NORM(t, ord, None, False, dtype=dtype) for n, t in zip(norms, tensors)]
 

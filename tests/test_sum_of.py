@@ -154,3 +154,40 @@ def test_norms_read_once_through_sum_of(device, shape, dim):
                        torch.ops.redux._sum_of(x, dim, of="abs", dtype=torch.float64).float())
     assert torch.equal(torch.ops.redux.vector_norm(x, 2, dim),
                        torch.ops.redux._sum_of(x, dim, of="square", dtype=torch.float64).sqrt().float())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype,wide", PAIRS)
+def test_sum_of_each_has_each_tensors_sum_of_bits(device, dtype, wide):
+    """_sum_of_each (the switch's _foreach_norm of long tensors): slot i is
+    _sum_of(xs[i]) whole, bit for bit, whatever else is in the list: sizes
+    around tile boundaries, a strided view, an empty tensor (+0)."""
+    shapes = [(1,), (4097,), (70001,), (37, 1025), ((1 << 20) + 3,), (0,), (3, 0)]
+    xs = [random_tensor(s, dtype, device, seed=20 + i, offset=-0.4) for i, s in enumerate(shapes)]
+    xs.append(random_tensor((300, 64), dtype, device, seed=9)[:, ::3])
+    for of in OFS:
+        got = torch.ops.redux._sum_of_each(xs, of=of, dtype=wide)
+        assert got.shape == (len(xs),) and got.dtype == wide and got.device.type == device
+        for i, x in enumerate(xs):
+            assert torch.equal(got[i], torch.ops.redux._sum_of(x, of=of, dtype=wide)), (of, i)
+        assert torch.equal(torch.ops.redux._sum_of_each(xs[::-1], of=of, dtype=wide), got.flip(0))
+    assert got[5].item() == 0 and math.copysign(1, got[5].item()) == 1  # no elements: +0
+    for i, x in enumerate(xs[:4]):  # against fp64, once
+        want = mapped64(x, "square").sum().item()
+        assert abs(got[i].item() - want) <= (torch.finfo(wide).eps if wide == torch.float32 else 1e-12) * want
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sum_of_each_errors_name_the_argument_and_opcheck(device):
+    x = random_tensor((6, 40), torch.float32, device, seed=2)
+    with pytest.raises(RuntimeError, match=r"redux._sum_of_each: argument 'xs\[1\]' has dtype Long"):
+        torch.ops.redux._sum_of_each([x, x.long()], of="square", dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="argument 'of' is 'cube'"):
+        torch.ops.redux._sum_of_each([x], of="cube", dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="argument 'dtype' is Float"):
+        torch.ops.redux._sum_of_each([x], of="square", dtype=torch.float32)  # fp64 only for float32
+    if device == "cuda":
+        with pytest.raises(RuntimeError, match=r"argument 'xs\[1\]' is on cpu where xs\[0\] is on cuda"):
+            torch.ops.redux._sum_of_each([x, x.cpu()], of="square", dtype=torch.float64)
+    for of in OFS:
+        torch.library.opcheck(torch.ops.redux._sum_of_each.default, ([x, x[:3]],), {"of": of, "dtype": torch.float64})

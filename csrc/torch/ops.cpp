@@ -238,6 +238,10 @@ TORCH_LIBRARY(redux, m) {
   define(m, "_sum_of(Tensor self, int[1]? dim=None, bool keepdim=False, *, str of, ScalarType? dtype=None, "
             "int grid=0) -> Tensor",
         {at::Tag::pt2_compliant_tag});
+  // Internal: _sum_of of each tensor of xs whole (dim None), its bits, as
+  // one 1-D result: the switch's _foreach_norm of tensors longer than a row
+  // kernel's rows, one op call for the list (xs not empty).
+  define(m, "_sum_of_each(Tensor[] xs, *, str of, ScalarType dtype) -> Tensor", {at::Tag::pt2_compliant_tag});
   // Internal: the mean of a float32 or float64 tensor in one kernel
   // (REDUX_MEAN_OF_VALUES: the sum's tree, the division by n in its
   // finish), the bits of redux::mean's composite; no autograd. redux::mean

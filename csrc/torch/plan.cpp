@@ -253,6 +253,28 @@ SumPlan plan_sum_of(const at::Tensor &self, c10::string_view of, at::OptionalInt
   return plan;
 }
 
+void check_sum_of_each(at::TensorList xs, c10::string_view of, at::ScalarType dtype) {
+  constexpr const char *op = "redux._sum_of_each";
+  TORCH_CHECK(!xs.empty(), op, ": argument 'xs' is empty");
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const at::Tensor &x = xs[i];
+    TORCH_CHECK(x.defined(), op, ": argument 'xs[", i, "]' is an undefined tensor");
+    TORCH_CHECK(x.device() == xs[0].device(), op, ": argument 'xs[", i, "]' is on ", x.device(), " where xs[0] is on ",
+                xs[0].device());
+    TORCH_CHECK(at::isFloatingType(x.scalar_type()) && to_redux(x.scalar_type()).has_value(), op, ": argument 'xs[", i,
+                "]' has dtype ", x.scalar_type(), "; expected float32, float64, float16 or bfloat16");
+    sum_of_spec(x, of, std::nullopt, dtype);  // of and the (dtype, result) pair
+  }
+}
+
+std::vector<SumPlan> plan_sum_of_each(at::TensorList xs, c10::string_view of, at::ScalarType dtype) {
+  check_sum_of_each(xs, of, dtype);
+  std::vector<SumPlan> plans;
+  plans.reserve(xs.size());
+  for (const at::Tensor &x : xs) plans.push_back(plan_sum_of(x, of, std::nullopt, false, dtype));
+  return plans;
+}
+
 namespace {
 constexpr const char *kOnePassMean = "redux._one_pass_mean";
 }  // namespace

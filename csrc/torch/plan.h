@@ -123,6 +123,12 @@ SumOfSpec sum_of_spec(const at::Tensor &self, c10::string_view of, at::OptionalI
 SumPlan plan_sum_of(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype);
 
+// redux::_sum_of_each's arguments: each tensor of xs reduced whole, as
+// _sum_of plans it with dim None and `dtype` (its bits); the checks name
+// xs[i], and every tensor is on xs[0]'s device. The specs alone for the
+// Meta kernel, the plans for the real ones.
+void check_sum_of_each(at::TensorList xs, c10::string_view of, at::ScalarType dtype);
+std::vector<SumPlan> plan_sum_of_each(at::TensorList xs, c10::string_view of, at::ScalarType dtype);
 // redux::_one_pass_mean's plan: the sum's plan of a float32 or float64 self
 // into its own dtype, of REDUX_MEAN_OF_VALUES (the division in the finish);
 // a self that is not dense is planned as its dense copy. Its spec: the

@@ -70,6 +70,19 @@ at::Tensor sum_of_cpu(const at::Tensor &self, at::OptionalIntArrayRef dim, bool 
   return result;
 }
 
+// Each tensor's sum into its slot of one result: the plan and the bits of
+// its own _sum_of call, one op call for the list.
+at::Tensor sum_of_each_cpu(at::TensorList xs, c10::string_view of, at::ScalarType dtype) {
+  const std::vector<SumPlan> plans = plan_sum_of_each(xs, of, dtype);
+  at::Tensor out = at::empty({(int64_t)plans.size()}, xs[0].options().dtype(dtype));
+  for (size_t i = 0; i < plans.size(); ++i) {
+    at::Tensor slot = out.select(0, (int64_t)i);
+    if (plans[i].trivial) slot.zero_();  // no elements: +0, as _sum_of's
+    else run_plan(plans[i], plans[i].input.const_data_ptr(), slot.mutable_data_ptr(), 0);
+  }
+  return out;
+}
+
 at::Tensor one_pass_mean_cpu(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim, int64_t pieces) {
   TORCH_CHECK(pieces >= 0, "redux._one_pass_mean: argument 'grid' must be >= 0, got ", pieces);
   const SumPlan plan = plan_one_pass_mean(self, dim, keepdim);
@@ -97,5 +110,6 @@ TORCH_LIBRARY_IMPL(redux, CPU, m) {
   m.impl("sum", &redux_shim::sum_cpu);
   m.impl("_sum_grid", &redux_shim::sum_grid_cpu);
   m.impl("_sum_of", &redux_shim::sum_of_cpu);
+  m.impl("_sum_of_each", &redux_shim::sum_of_each_cpu);
   m.impl("_one_pass_mean", &redux_shim::one_pass_mean_cpu);
 }

@@ -66,6 +66,20 @@ at::Tensor sum_of_cuda(const at::Tensor &self, at::OptionalIntArrayRef dim, bool
   return result;
 }
 
+// As sum_of_cpu's list form: each tensor's own plan and kernel, its result
+// written into its slot.
+at::Tensor sum_of_each_cuda(at::TensorList xs, c10::string_view of, at::ScalarType dtype) {
+  const std::vector<SumPlan> plans = plan_sum_of_each(xs, of, dtype);
+  const c10::cuda::CUDAGuard guard(xs[0].device());
+  at::Tensor out = at::empty({(int64_t)plans.size()}, xs[0].options().dtype(dtype));
+  for (size_t i = 0; i < plans.size(); ++i) {
+    at::Tensor slot = out.select(0, (int64_t)i);
+    if (plans[i].trivial) slot.zero_();  // no elements: +0, as _sum_of's
+    else run_plan(plans[i], xs[0].device(), slot, 0);
+  }
+  return out;
+}
+
 at::Tensor sum_cuda(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype) {
   return sum_impl(self, dim, keepdim, dtype, 0);
@@ -95,5 +109,6 @@ TORCH_LIBRARY_IMPL(redux, CUDA, m) {
   m.impl("sum", &redux_shim::sum_cuda);
   m.impl("_sum_grid", &redux_shim::sum_grid_cuda);
   m.impl("_sum_of", &redux_shim::sum_of_cuda);
+  m.impl("_sum_of_each", &redux_shim::sum_of_each_cuda);
   m.impl("_one_pass_mean", &redux_shim::one_pass_mean_cuda);
 }
