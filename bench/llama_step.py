@@ -4,6 +4,7 @@ it keep its promises there?
     python bench/llama_step.py                          # CUDA when there is a GPU, else the CPU
     python bench/llama_step.py --device cpu --dim 64 --layers 2 --steps 20
     python bench/llama_step.py --dim 768 --heads 12 --layers 4 --seq 256 --batch 8 --vocab 8192  # GPU-sized
+    python bench/llama_step.py --modes eager            # eager only: nothing compiled
 
 The model: token embeddings, pre-norm blocks (RMSNorm, causal attention with
 rotary position embeddings and an explicit softmax, SwiGLU MLP), a final
@@ -26,8 +27,10 @@ switch on:
   time         median step time of plain torch and of the switch, eager
                (steps alternating between the two) and compiled (two
                rounds of each: turning the switch on or off drops compiled
-               code; compiled also with eager_numerics=False), and their
-               ratios (same run)
+               code; compiled also with eager_numerics=False), their
+               ratios (same run), and the host's part of each step (to the
+               step's return: where it reaches the step time, the step is
+               host-bound)
   losses       the loss curves of --steps steps, switch on against off
 """
 import argparse
@@ -241,11 +244,15 @@ def per_sample_losses(args, device):
 
 
 def timed_step(device, step, idx, targets):
+    """(step time, host time): from a synchronized start to the GPU's end,
+    and to the step's return (the host's enqueue; a step whose host time
+    reaches its step time is host-bound)."""
     synchronize(device)
     start = time.perf_counter()
     step(idx, targets)
+    host = time.perf_counter()
     synchronize(device)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, host - start
 
 
 # how each timed step runs: plain torch, the switch, the switch with
@@ -256,9 +263,10 @@ SETTINGS = {"torch": _nothing, "switch": redux.enabled, "switch, Inductor's elem
 
 
 def step_times(args, device, compiled, warm=3):
-    """{setting: median ms}. Eager: one step of each in turn, so that the
-    host's drift falls on all; compiled: two rounds of each (the switch
-    drops compiled code when it turns on or off)."""
+    """{setting: (median step ms, median host ms)}. Eager: one step of
+    each in turn, so that the host's drift falls on all; compiled: two
+    rounds of each (the switch drops compiled code when it turns on or
+    off)."""
     batch = batch_of(args, device)
     settings = list(SETTINGS) if compiled else ["torch", "switch"]
     steps = {name: stepper(*make(args, device), compiled) for name in settings}
@@ -278,7 +286,7 @@ def step_times(args, device, compiled, warm=3):
                         t = timed_step(device, steps[name], *batch)
                         if i >= warm:
                             times[name].append(t)
-    return {name: statistics.median(times[name]) * 1e3 for name in settings}
+    return {name: tuple(statistics.median(t[k] for t in times[name]) * 1e3 for k in (0, 1)) for name in settings}
 
 
 def main():
@@ -292,6 +300,8 @@ def main():
     ap.add_argument("--batch", type=int, default=16, help="batch size; per-sample bits at 1..batch")
     ap.add_argument("--steps", type=int, default=50, help="steps of the loss curves and the run-to-run check")
     ap.add_argument("--timed", type=int, default=20, help="timed steps for each median")
+    ap.add_argument("--modes", nargs="+", choices=["eager", "compiled"], default=["eager", "compiled"],
+                    help="the modes checked and timed (compiled ones compile the model several times)")
     args = ap.parse_args()
     device = args.device
     name = torch.cuda.get_device_name() if device == "cuda" else "CPU"
@@ -304,29 +314,35 @@ def main():
         why = REDUCTIONS[op] or "routed: runs redux's kernel inside"
         print(f"  aten::{op:<28} {n:4d}  {why}")
     print("  redux ops: " + ", ".join(f"{k} x{n}" for k, n in sorted(mine.items())))
-    found = compiled_reductions(args, device)
-    print("reductions in the compiled step's graphs (op: nodes; for an aten op, why not redux's):")
-    for op, n in sorted(found.items()):
-        print(f"  {op if op.startswith('redux::') else 'aten::' + op:<34} {n:4d}  "
-              f"{'' if op.startswith('redux::') else REDUCTIONS[op] or 'made by an op eager leaves to its own kernel'}")
+    compiled_too = "compiled" in args.modes
+    if compiled_too:
+        found = compiled_reductions(args, device)
+        print("reductions in the compiled step's graphs (op: nodes; for an aten op, why not redux's):")
+        for op, n in sorted(found.items()):
+            print(f"  {op if op.startswith('redux::') else 'aten::' + op:<34} {n:4d}  "
+                  f"{'' if op.startswith('redux::') else REDUCTIONS[op] or 'made by an op eager leaves to its own kernel'}")
 
     def same(a, b):
         return "identical" if all(torch.equal(x, y) for x, y in zip(a[0] + a[1], b[0] + b[1])) else "DIFFER"
     run1 = losses_of(args, device, args.steps, True)
     same_runs = same(run1, losses_of(args, device, args.steps, True))
-    compiled1 = losses_of(args, device, args.steps, True, compiled=True)
-    same_compiled_runs = same(compiled1, losses_of(args, device, args.steps, True, compiled=True))
-    eager_vs_compiled = same(losses_of(args, device, 3, True), losses_of(args, device, 3, True, compiled=True))
-    print(f"\nbits ({args.steps} steps, losses and weights): run to run eager {same_runs}, compiled "
-          f"{same_compiled_runs}; compiled against eager (3 steps) {eager_vs_compiled}; per-sample losses at "
-          f"batch sizes 1..{args.batch} {'identical' if per_sample_losses(args, device) else 'DIFFER'}")
+    compiled_bits = ""
+    if compiled_too:
+        compiled1 = losses_of(args, device, args.steps, True, compiled=True)
+        same_compiled_runs = same(compiled1, losses_of(args, device, args.steps, True, compiled=True))
+        eager_vs_compiled = same(losses_of(args, device, 3, True), losses_of(args, device, 3, True, compiled=True))
+        compiled_bits = f", compiled {same_compiled_runs}; compiled against eager (3 steps) {eager_vs_compiled}"
+    print(f"\nbits ({args.steps} steps, losses and weights): run to run eager {same_runs}{compiled_bits}; "
+          f"per-sample losses at batch sizes 1..{args.batch} "
+          f"{'identical' if per_sample_losses(args, device) else 'DIFFER'}")
 
-    print("\nstep time, median of", args.timed, "steps (ms; ratio to plain torch's in the same mode):")
-    for compiled in (False, True):
+    print("\nstep time, median of", args.timed, "steps (ms; ratio to plain torch's in the same mode; the host's "
+          "part, to the step's return, in brackets):")
+    for compiled in (False, True) if compiled_too else (False,):
         times = step_times(args, device, compiled)
-        plain = times.pop("torch")
-        print(f"  {'compiled' if compiled else 'eager':<9} torch {plain:8.2f}" +
-              "".join(f"  {name} {ms:8.2f} ({ms / plain:.3f})" for name, ms in times.items()))
+        plain, plain_host = times.pop("torch")
+        print(f"  {'compiled' if compiled else 'eager':<9} torch {plain:8.2f} [{plain_host:.2f}]" +
+              "".join(f"  {name} {ms:8.2f} ({ms / plain:.3f}) [{host:.2f}]" for name, (ms, host) in times.items()))
 
     plain_curve, _ = losses_of(args, device, args.steps, False)
     gap = max(abs(a.item() - b.item()) / abs(b.item()) for a, b in zip(run1[0], plain_curve))
