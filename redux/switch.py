@@ -12,7 +12,11 @@ x.pow(2).mean(-1) in an RMSNorm, the sums and means inside a loss, the sum
 inside logsumexp (at::sum_out). Through torch.library: kernels of our own for
 the aten ops at the CPU and CUDA dispatch keys, so torch's autograd formulas
 still apply (gradients are torch's) and everything above the backends
-(autocast, functionalization, other devices) is untouched.
+(autocast, functionalization, other devices) is untouched. The most called
+ones (sum, mean, _softmax, _log_softmax and their backward:
+_C.routed_in_cpp()) are C++ kernels (csrc/torch/switch_routes.cpp) that
+run redux's op without Python where this file's kernel would call it
+directly (redux's dtypes) and call this file's kernel for anything else.
 
 The other reductions of a training step run redux's ops too, with
 torch's values, error types and (other) gradient formulas:
@@ -106,7 +110,7 @@ from ._dtypes import ROW_KERNEL_MAX_N as _ROW_KERNEL_MAX_N
 _lock = threading.Lock()
 _holders = 0        # enabled() blocks open now
 _persistent = False  # enable() without disable()
-_library = None     # (the torch.library registrations, the compiled routes' remover, eager_numerics) while on
+_library = None     # (the kernels' remover, the compiled routes' remover, eager_numerics) while on
 
 # The input dtypes redux's kernels read (others are converted to the result
 # dtype first, as torch does) and the dtypes a sum gives: the shim's lists.
@@ -613,18 +617,33 @@ def _register(eager_numerics):
                 raise RuntimeError(f"redux.enable: aten::{name} for {key} is already overridden from Python by "
                                    f"{_registrant(name, key)}; torch allows one override per op and key, so "
                                    "disable that library's override first (or redux's switch)")
+    # The most called ops get C++ kernels (csrc/torch/switch_routes.cpp): a
+    # call these functions would hand straight to a redux op runs it there,
+    # any other call comes back to them; the rest are Python kernels.
+    in_cpp = {name: kernels[name] for name in _C.routed_in_cpp()}
+    taken = {f"aten/{name}/{key}" for name in in_cpp for key in keys}
     lib = torch.library.Library("aten", "IMPL")
+    routes = None
+
+    def remove_kernels():
+        torch.library._impls.difference_update(taken)
+        if routes is not None:
+            _C.unroute(routes)
+        lib._destroy()
+
     try:
         with warnings.catch_warnings():  # "overriding a previously registered kernel": on purpose
             warnings.simplefilter("ignore")
             for name, fn in kernels.items():
-                for key in keys:
+                for key in keys if name not in in_cpp else ():
                     lib.impl(name, fn, key)
+            routes = _C.route_aten(in_cpp)
+        torch.library._impls.update(taken)  # another Python override of them is refused, as of the others
         remove_compiled_routes = _install_compiled_routes(eager_numerics)
     except BaseException:
-        lib._destroy()  # all or nothing
+        remove_kernels()  # all or nothing
         raise
-    return lib, remove_compiled_routes, eager_numerics
+    return remove_kernels, remove_compiled_routes, eager_numerics
 
 
 # The ops whose eager kernels reach aten::sum / aten::mean through the
@@ -860,8 +879,8 @@ def _update(eager_numerics):
     if want and _library is None:
         _library = _register(eager_numerics)
     elif not want and _library is not None:
-        lib, remove_compiled_routes, _ = _library
-        lib._destroy()
+        remove_kernels, remove_compiled_routes, _ = _library
+        remove_kernels()
         remove_compiled_routes()
         _library = None
 

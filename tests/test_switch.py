@@ -784,3 +784,89 @@ def test_amax_and_amin_run_on_redux_with_torchs_answers(device):
             torch.ones(3, dtype=torch.complex64, device=device).amax()
         with pytest.raises(IndexError):
             x.amax(3)
+
+
+# arguments of each op with a C++ kernel (redux._C.routed_in_cpp()): those
+# its fast path takes (redux's dtypes) and those it hands to the switch's
+# Python kernel; (positional, keyword) pairs
+def _routed_in_cpp_arguments(device):
+    x = random_tensor((5, 7, 33), torch.float32, device, seed=41, offset=0.3)
+    y = torch.softmax(x, -1)
+    c = x.to(torch.complex64)
+    f32, f64 = {"dtype": torch.float32}, {"dtype": torch.float64}
+    fast = {
+        "sum": [((x,), {}), ((x.half(),), f32), ((x.to(torch.int16),), {}), ((x > 0,), {})],
+        "sum.dim_IntList": [((x, [-1]), {}), ((x, [0, 2], True), f64), ((x.bfloat16(), None), {}),
+                            ((x > 0, [1]), {})],
+        "mean": [((x,), {}), ((x.int(),), f32)],
+        "mean.dim": [((x, [-1], True), {}), ((x.half(), [0, 1]), {}), ((x, None), f64)],
+        "_softmax": [((x, -1, False), {}), ((x.half(), 2, True), {})],
+        "_log_softmax": [((x, -1, False), {}), ((x.bfloat16(), -1, True), {})],
+        "_softmax_backward_data": [((x, y, -1, torch.float32), {}), ((x.half(), y.half(), 2, torch.float32), {})],
+        "_log_softmax_backward_data": [((x, y, 2, torch.float32), {})],
+    }
+    python = {
+        "sum": [((c,), {}), ((x.to(torch.int8),), {"dtype": torch.int8})],
+        "sum.dim_IntList": [((c, [1]), {}), ((x, [1]), {"dtype": torch.int32})],
+        "mean": [((c,), {})],
+        "mean.dim": [((c, [-1]), {})],
+        "_softmax": [((x, 0, False), {})],  # also the fast path's: every dtype torch's kernel takes is redux's
+        "_log_softmax": [((x.double(), 1, False), {})],
+        # not along the last dim, a float64 output, dtypes that differ: the Python kernel's other forms
+        "_softmax_backward_data": [((x, y, 0, torch.float32), {}), ((x.double(), y.double(), -1, torch.float64), {}),
+                                   ((x.half(), y, -1, torch.float32), {})],
+        "_log_softmax_backward_data": [((x, y, 1, torch.float32), {})],
+    }
+    return fast, python
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_cpp_kernels_answer_as_the_python_kernels_and_fall_back_to_them(device, monkeypatch):
+    """The ops with C++ kernels: a call in redux's dtypes runs no Python
+    (the switch's Python kernel is not entered) and gives what that Python
+    kernel gives, bit for bit; any other call is that Python kernel's, its
+    value and its errors."""
+    fast, python = _routed_in_cpp_arguments(device)
+    assert set(fast) == set(python) == set(redux._C.routed_in_cpp())
+    entered = []
+    for table in (redux.switch._FUNCTIONAL, redux.switch._COMPOSITES):
+        for name in set(fast) & set(table):
+            monkeypatch.setitem(table, name, lambda *a, _fn=table[name], _name=name, **k:
+                                entered.append(_name) or _fn(*a, **k))
+    kernels = {**redux.switch._FUNCTIONAL, **redux.switch._COMPOSITES}
+    python_only = {"_softmax": 0, "_log_softmax": 0}  # their Python cases are fast-path dtypes too
+    for name in fast:
+        for cases, enters in ((fast[name], False), (python[name], name not in python_only)):
+            for args, kwargs in cases:
+                with redux.enabled():
+                    entered.clear()
+                    got = redux.switch._overload(name)(*args, **kwargs)
+                    assert entered == ([name] if enters else []), (name, entered, args[1:])
+                    want = kernels[name](*args, **kwargs)  # the Python kernel itself, its redux ops as there
+                assert got.dtype == want.dtype and got.shape == want.shape, name
+                assert torch.equal(got, want) or (got.isnan() == want.isnan()).all() and torch.equal(
+                    got.nan_to_num(), want.nan_to_num()), name
+    with redux.enabled():  # an error the Python kernel gives keeps its type and message
+        with pytest.raises(IndexError, match="out of range"):
+            random_tensor((3, 4), torch.float32, device, seed=1).to(torch.complex64).sum(5)
+        with pytest.raises(RuntimeError, match="could not infer output dtype"):
+            torch.mean(torch.ones(3, dtype=torch.int64, device=device))
+
+
+def test_another_override_of_an_op_with_a_cpp_kernel_is_refused_while_on():
+    """torch refuses a second Python override of an op and key; the ops the
+    switch takes in C++ are refused alike while it is on, and free after."""
+    for name in redux._C.routed_in_cpp():
+        with redux.enabled():
+            other = torch.library.Library("aten", "IMPL")
+            with pytest.raises(RuntimeError, match="already a kernel registered from python"):
+                other.impl(name, lambda *a, **k: None, "CPU")
+            other._destroy()
+    other = torch.library.Library("aten", "IMPL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        other.impl("sum.dim_IntList", lambda t, dim, keepdim=False, *, dtype=None: torch.zeros(()), "CPU")
+    try:
+        assert torch.ones(2, 2).sum(0).dim() == 0
+    finally:
+        other._destroy()

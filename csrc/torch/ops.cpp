@@ -2,7 +2,8 @@
 // Python module redux._C: variants() hands the variants table
 // (include/redux/variants.h) to redux/variants.py; sum() and mean() are
 // redux.sum's and redux.mean's eager entries, packet_sum() and packet_mean()
-// the calls of torch.ops.redux.sum and .mean (eager.cpp).
+// the calls of torch.ops.redux.sum and .mean (eager.cpp); route_aten() and
+// unroute() the model switch's C++ kernels (switch_routes.cpp).
 // Backend implementations: sum_cpu.cpp, sum_cuda.cpp, sum_meta.cpp, mean.cpp,
 // sharded*.cpp, ladder*.cpp, probe*.cpp, competition.cpp; autograd: autograd.cpp.
 #include <Python.h>
@@ -16,6 +17,7 @@
 #include "ladder.h"
 #include "plan.h"
 #include "row_kernels.h"
+#include "switch_routes.h"
 #include "unsupported.h"
 
 namespace {
@@ -137,6 +139,10 @@ PyMethodDef kMethods[] = {
      "torch.ops.redux.mean's call: packet_mean(torch_route, *args, **kwargs) (eager.cpp)."},
     {"sum_shards", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::sum_shards)), METH_FASTCALL,
      "redux.distributed's call of redux._sum_shards: sum_shards(route, *args) (eager.cpp)."},
+    {"route_aten", redux_shim::route_aten, METH_O,
+     "The switch's C++ kernels: route_aten({aten overload: Python fallback}) -> handle (switch_routes.cpp)."},
+    {"unroute", redux_shim::unroute, METH_O, "Removes route_aten's kernels: unroute(handle)."},
+    {"routed_in_cpp", redux_shim::routed_in_cpp, METH_NOARGS, "The aten overloads route_aten has kernels for."},
     {nullptr, nullptr, 0, nullptr},
 };
 
