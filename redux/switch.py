@@ -13,8 +13,8 @@ inside logsumexp (at::sum_out). Through torch.library: kernels of our own for
 the aten ops at the CPU and CUDA dispatch keys, so torch's autograd formulas
 still apply (gradients are torch's) and everything above the backends
 (autocast, functionalization, other devices) is untouched. The most called
-ones (sum, mean, _softmax, _log_softmax and their backward:
-_C.routed_in_cpp()) are C++ kernels (csrc/torch/switch_routes.cpp) that
+ones (sum, mean, _softmax, _log_softmax and their backward, amax, amin,
+linalg_vector_norm: _C.routed_in_cpp()) are C++ kernels (csrc/torch/switch_routes.cpp) that
 run redux's op without Python where this file's kernel would call it
 directly (redux's dtypes) and call this file's kernel for anything else.
 

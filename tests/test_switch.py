@@ -804,6 +804,10 @@ def _routed_in_cpp_arguments(device):
         "_log_softmax": [((x, -1, False), {}), ((x.bfloat16(), -1, True), {})],
         "_softmax_backward_data": [((x, y, -1, torch.float32), {}), ((x.half(), y.half(), 2, torch.float32), {})],
         "_log_softmax_backward_data": [((x, y, 2, torch.float32), {})],
+        "amax": [((x, [1]), {}), ((x.half(), [0, 2], True), {}), ((x.to(torch.int16),), {})],
+        "amin": [((x, [-1]), {}), ((x.double(),), {})],
+        "linalg_vector_norm": [((x,), {}), ((x, 1, [1], True), {}), ((x.half(), float("inf"), [0, 2]), {}),
+                               ((x, 3.5, None, False), f64)],
     }
     python = {
         "sum": [((c,), {}), ((x.to(torch.int8),), {"dtype": torch.int8})],
@@ -816,6 +820,9 @@ def _routed_in_cpp_arguments(device):
         "_softmax_backward_data": [((x, y, 0, torch.float32), {}), ((x.double(), y.double(), -1, torch.float64), {}),
                                    ((x.half(), y, -1, torch.float32), {})],
         "_log_softmax_backward_data": [((x, y, 1, torch.float32), {})],
+        "amax": [],  # every call is redux's op's, its errors too
+        "amin": [],
+        "linalg_vector_norm": [((c,), {}), ((c, 1, [0]), {})],
     }
     return fast, python
 

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "extremes.h"
 #include "plan.h"
 #include "row_kernels.h"
 #include "switch_routes.h"
@@ -117,6 +118,34 @@ bool exp_rows_backward(Stack &s, int64_t op) {
   return true;
 }
 
+// aten::amax / amin(self, dim, keepdim): redux::amax / amin, every call
+// (the switch's kernel hands each one to it, errors included).
+bool extreme_of(Stack &s, redux_extreme which) {
+  const auto args = torch::jit::last(s, 3);
+  const c10::DimVector dim = args[1].toDimVector();
+  answer(s, 3, extreme_op(which).call(args[0].toTensor(), dim, args[2].toBool()));
+  return true;
+}
+
+using NormFn = at::Tensor(const at::Tensor &, const at::Scalar &, at::OptionalIntArrayRef, bool,
+                          std::optional<at::ScalarType>);
+
+// aten::linalg_vector_norm(self, ord, dim, keepdim, dtype): redux::vector_norm
+// for the floating dtypes redux computes in.
+bool vector_norm_of(Stack &s) {
+  static const auto handle =
+      c10::Dispatcher::singleton().findSchemaOrThrow("redux::vector_norm", "").typed<NormFn>();
+  const auto args = torch::jit::last(s, 5);
+  const at::Tensor &x = args[0].toTensor();
+  if (!computes_in(x.scalar_type())) return false;
+  std::optional<c10::DimVector> dim;
+  if (!args[2].isNone()) dim = args[2].toDimVector();
+  const at::Scalar ord = args[1].toScalar();
+  answer(s, 5, handle.call(x, ord, dim ? at::OptionalIntArrayRef(*dim) : std::nullopt, args[3].toBool(),
+                           optional_dtype(args[4])));
+  return true;
+}
+
 using Fast = bool (*)(Stack &);
 struct Route {
   const char *name;  // the aten overload
@@ -131,6 +160,9 @@ constexpr Route kRoutes[] = {
     {"_log_softmax", [](Stack &s) { return softmax_of(s, true); }},
     {"_softmax_backward_data", [](Stack &s) { return exp_rows_backward(s, 0); }},
     {"_log_softmax_backward_data", [](Stack &s) { return exp_rows_backward(s, 1); }},
+    {"amax", [](Stack &s) { return extreme_of(s, REDUX_MAX); }},
+    {"amin", [](Stack &s) { return extreme_of(s, REDUX_MIN); }},
+    {"linalg_vector_norm", vector_norm_of},
 };
 
 // An argument as the switch's Python kernel receives it (as torch's Python
