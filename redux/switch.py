@@ -14,9 +14,10 @@ the aten ops at the CPU and CUDA dispatch keys, so torch's autograd formulas
 still apply (gradients are torch's) and everything above the backends
 (autocast, functionalization, other devices) is untouched. The most called
 ones (sum, mean, _softmax, _log_softmax and their backward, amax, amin,
-linalg_vector_norm: _C.routed_in_cpp()) are C++ kernels (csrc/torch/switch_routes.cpp) that
-run redux's op without Python where this file's kernel would call it
-directly (redux's dtypes) and call this file's kernel for anything else.
+linalg_vector_norm: _C.routed_in_cpp()) are C++ kernels
+(csrc/torch/switch_routes.cpp) that run redux's op without Python where
+this file's kernel would call it directly (redux's dtypes) and call this
+file's kernel for anything else.
 
 The other reductions of a training step run redux's ops too, with
 torch's values, error types and (other) gradient formulas:
