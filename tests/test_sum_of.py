@@ -182,9 +182,9 @@ def test_sum_of_each_errors_name_the_argument_and_opcheck(device):
     x = random_tensor((6, 40), torch.float32, device, seed=2)
     with pytest.raises(RuntimeError, match=r"redux._sum_of_each: argument 'xs\[1\]' has dtype Long"):
         torch.ops.redux._sum_of_each([x, x.long()], of="square", dtype=torch.float64)
-    with pytest.raises(RuntimeError, match="argument 'of' is 'cube'"):
+    with pytest.raises(RuntimeError, match="redux._sum_of_each: argument 'of' is 'cube'"):
         torch.ops.redux._sum_of_each([x], of="cube", dtype=torch.float64)
-    with pytest.raises(RuntimeError, match="argument 'dtype' is Float"):
+    with pytest.raises(RuntimeError, match="redux._sum_of_each: argument 'dtype' is Float"):
         torch.ops.redux._sum_of_each([x], of="square", dtype=torch.float32)  # fp64 only for float32
     if device == "cuda":
         with pytest.raises(RuntimeError, match=r"argument 'xs\[1\]' is on cpu where xs\[0\] is on cuda"):

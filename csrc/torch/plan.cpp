@@ -217,7 +217,7 @@ constexpr const char *kSumOf = "redux._sum_of";
 }  // namespace
 
 SumOfSpec sum_of_spec(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim,
-                      std::optional<at::ScalarType> dtype) {
+                      std::optional<at::ScalarType> dtype, const char *op) {
   std::optional<redux_reduction> r;
   std::string names;
 #define REDUX_NAMED(VALUE, NAME)                  \
@@ -225,16 +225,16 @@ SumOfSpec sum_of_spec(const at::Tensor &self, c10::string_view of, at::OptionalI
   names += names.empty() ? "'" NAME "'" : ", '" NAME "'";
   REDUX_MAPPED_REDUCTIONS(REDUX_NAMED)
 #undef REDUX_NAMED
-  TORCH_CHECK(r.has_value(), kSumOf, ": argument 'of' is '", of, "'; expected one of ", names);
-  TORCH_CHECK(self.defined(), kSumOf, ": argument 'self' is an undefined tensor");
+  TORCH_CHECK(r.has_value(), op, ": argument 'of' is '", of, "'; expected one of ", names);
+  TORCH_CHECK(self.defined(), op, ": argument 'self' is an undefined tensor");
   const at::ScalarType t = self.scalar_type();
-  TORCH_CHECK(at::isFloatingType(t) && to_redux(t).has_value(), kSumOf, ": argument 'self' has dtype ", t,
+  TORCH_CHECK(at::isFloatingType(t) && to_redux(t).has_value(), op, ": argument 'self' has dtype ", t,
               "; expected float32, float64, float16 or bfloat16");
-  SumSpec spec = sum_spec(kSumOf, self, dim, dtype);
+  SumSpec spec = sum_spec(op, self, dim, dtype);
   // The kernel reads self's dtype, or the result's where the pair has no kernel (plan_from_spec).
   const redux_dtype out_t = *to_redux(spec.out_dtype);
   const redux_dtype in_t = redux_dtype_pair_supported(*to_redux(t), out_t) ? *to_redux(t) : out_t;
-  TORCH_CHECK(redux_reduction_supported(*r, in_t, out_t), kSumOf, ": argument 'dtype' is ", spec.out_dtype,
+  TORCH_CHECK(redux_reduction_supported(*r, in_t, out_t), op, ": argument 'dtype' is ", spec.out_dtype,
               " for a ", t, " self; the sum of '", of,
               "' accumulates in fp64: dtype=torch.float64 for float32 and float64, torch.float32 for float16 and "
               "bfloat16");
@@ -263,7 +263,7 @@ void check_sum_of_each(at::TensorList xs, c10::string_view of, at::ScalarType dt
                 xs[0].device());
     TORCH_CHECK(at::isFloatingType(x.scalar_type()) && to_redux(x.scalar_type()).has_value(), op, ": argument 'xs[", i,
                 "]' has dtype ", x.scalar_type(), "; expected float32, float64, float16 or bfloat16");
-    sum_of_spec(x, of, std::nullopt, dtype);  // of and the (dtype, result) pair
+    sum_of_spec(x, of, std::nullopt, dtype, op);  // of and the (dtype, result) pair
   }
 }
 

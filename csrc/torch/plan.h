@@ -111,13 +111,14 @@ SumPlan plan_sum_any_device(const char *op, const at::Tensor &self, at::Optional
 // redux::_sum_of's arguments: the reduction `of` names ("abs": sum |x|,
 // "square": sum x * x) and torch.sum's dtype rules, checked (errors name the
 // argument) for a floating self and a (self, result) dtype pair the mapped
-// reductions take (REDUX_MAPPED_PAIRS). Returns the result dtype.
+// reductions take (REDUX_MAPPED_PAIRS). Returns the result dtype. `op`
+// names the calling op in the errors.
 struct SumOfSpec {
   redux_reduction reduction;
   SumSpec spec;
 };
 SumOfSpec sum_of_spec(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim,
-                      std::optional<at::ScalarType> dtype);
+                      std::optional<at::ScalarType> dtype, const char *op = "redux._sum_of");
 // Its plan: plan_sum's, of that reduction; a self that is not dense is
 // planned as its dense copy, which the plan reads.
 SumPlan plan_sum_of(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim, bool keepdim,
