@@ -212,10 +212,6 @@ SumPlan plan_sum_any_device(const char *op, const at::Tensor &self, at::Optional
   return plan_from_spec(sum_spec(op, self, dim, dtype), self, keepdim);
 }
 
-namespace {
-constexpr const char *kSumOf = "redux._sum_of";
-}  // namespace
-
 SumOfSpec sum_of_spec(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim,
                       std::optional<at::ScalarType> dtype, const char *op) {
   std::optional<redux_reduction> r;
@@ -244,7 +240,7 @@ SumOfSpec sum_of_spec(const at::Tensor &self, c10::string_view of, at::OptionalI
 SumPlan plan_sum_of(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype) {
   const SumOfSpec s = sum_of_spec(self, of, dim, dtype);
-  TORCH_CHECK(self.device().is_cpu() || self.device().is_cuda(), kSumOf,
+  TORCH_CHECK(self.device().is_cpu() || self.device().is_cuda(), kSumOfOp,
               ": argument 'self' must be on a CPU or CUDA device, got ", self.device());
   // The pieces path runs the sharded sums, which are sums: read a dense copy.
   const at::Tensor x = self.is_non_overlapping_and_dense() ? self : self.contiguous();

@@ -113,12 +113,13 @@ SumPlan plan_sum_any_device(const char *op, const at::Tensor &self, at::Optional
 // argument) for a floating self and a (self, result) dtype pair the mapped
 // reductions take (REDUX_MAPPED_PAIRS). Returns the result dtype. `op`
 // names the calling op in the errors.
+inline constexpr const char *kSumOfOp = "redux._sum_of";
 struct SumOfSpec {
   redux_reduction reduction;
   SumSpec spec;
 };
 SumOfSpec sum_of_spec(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim,
-                      std::optional<at::ScalarType> dtype, const char *op = "redux._sum_of");
+                      std::optional<at::ScalarType> dtype, const char *op = kSumOfOp);
 // Its plan: plan_sum's, of that reduction; a self that is not dense is
 // planned as its dense copy, which the plan reads.
 SumPlan plan_sum_of(const at::Tensor &self, c10::string_view of, at::OptionalIntArrayRef dim, bool keepdim,
