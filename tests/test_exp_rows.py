@@ -13,8 +13,13 @@ from conftest import DEVICES, on_one_thread, ops_called, random_tensor
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # around powers of two, the CUDA warp-per-row limit (4096 bytes: 1024 float32,
-# 2048 16-bit elements) and the longest row the kernel takes (65536)
-LENGTHS = [1, 2, 3, 31, 32, 33, 255, 1023, 1024, 1025, 2047, 2048, 2049, 8191, 65536]
+# 2048 16-bit elements), the longest rows a CUDA block holds in registers
+# (8192 float32, 16384 16-bit) and the longest row the kernel takes (65536)
+LENGTHS = [1, 2, 3, 31, 32, 33, 255, 1023, 1024, 1025, 2047, 2048, 2049, 8191, 8192, 8196, 16384, 16392, 65536]
+# (n, dtype) of rows read into registers on CUDA (aligned, short enough) and
+# of rows read from memory: a row one element off a 16-byte boundary is the latter
+CACHED_AND_NOT = [(33, torch.float32), (1024, torch.float32), (1025, torch.float32), (8191, torch.float32),
+                  (8192, torch.float32), (8196, torch.float32), (2048, torch.float16), (16384, torch.bfloat16)]
 OPS = {0: "softmax", 1: "log_softmax", 2: "logsumexp"}
 
 
@@ -82,7 +87,8 @@ def test_long_rows_logsumexp_combines_its_pieces_with_the_contracts(device):
     bits for a row alone or in a batch, on one thread and compiled."""
     max_n = redux._C.row_kernel_max_n()
     for dtype in DTYPES:
-        for shape, dim in (((max_n + 1,), [0]), ((3, 128256), [1]), ((2, 3, max_n), [1, 2])):
+        # the last: a row of the longest pieces
+        for shape, dim in (((max_n + 1,), [0]), ((3, 128256), [1]), ((2, 3, max_n), [1, 2]), (((1 << 22) + 5,), [0])):
             x = random_tensor(shape, dtype, device, seed=sum(shape))
             for keepdim in (False, True):
                 got = torch.ops.redux.logsumexp(x, dim, keepdim)
@@ -110,7 +116,7 @@ def test_apply_of_a_rows_own_parts_gives_the_one_kernel_bits(device):
     """_exp_rows_apply (op 0, 1) from _exp_rows's parts (op 3) of the same
     rows: the one-kernel softmax and log_softmax, bit for bit; its errors."""
     for dtype in DTYPES:
-        for n in (1, 33, 1025, 8191):
+        for n in (1, 33, 1024, 1025, 2048, 8191, 8192):
             x = random_tensor((2, 3, n), dtype, device, seed=n + 2)
             parts = torch.ops.redux._exp_rows(x, 3)
             for op in (0, 1):
@@ -185,15 +191,15 @@ def test_edge_values_give_torchs_answers(device):
 def test_bits_depend_on_the_row_alone(device):
     """A row's bits alone and in any batch, at any alignment, on one thread
     or many: a row is one block's or one thread's, with a fixed tree."""
-    for n in (33, 1025, 8191):
-        x = random_tensor((9, n), torch.float32, device, seed=7)
+    for n, dtype in CACHED_AND_NOT:
+        x = random_tensor((9, n), dtype, device, seed=7)
         for op in (*OPS, 3):
             whole = torch.ops.redux._exp_rows(x, op)
             for i in (0, 4, 8):
                 assert torch.equal(torch.ops.redux._exp_rows(x[i:i + 1], op), whole[i:i + 1])
             assert torch.equal(torch.ops.redux._exp_rows(x[2:7], op), whole[2:7])
             # a row starting one element past a 16-byte boundary reads element by element
-            shifted = torch.empty(9 * n + 1, device=device)[1:].view(9, n).copy_(x)
+            shifted = torch.empty(9 * n + 1, dtype=dtype, device=device)[1:].view(9, n).copy_(x)
             assert torch.equal(torch.ops.redux._exp_rows(shifted, op), whole)
             if device == "cpu":
                 assert torch.equal(on_one_thread(lambda: torch.ops.redux._exp_rows(x, op)), whole)

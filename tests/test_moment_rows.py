@@ -12,8 +12,9 @@ from conftest import DEVICES, on_one_thread, ops_called, random_tensor
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # around powers of two, the CUDA warp-per-row limit (4096 bytes: 1024 float32,
-# 2048 16-bit elements) and the longest row the composites give it (65536)
-LENGTHS = [1, 2, 3, 15, 16, 17, 255, 1023, 1024, 1025, 2047, 2048, 2049, 8191, 65536]
+# 2048 16-bit elements), the longest rows a CUDA block holds in registers
+# (8192 float32, 16384 16-bit) and the longest row the composites give it (65536)
+LENGTHS = [1, 2, 3, 15, 16, 17, 255, 1023, 1024, 1025, 2047, 2048, 2049, 8191, 8192, 8196, 16384, 16392, 65536]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -101,14 +102,17 @@ def test_edge_values_give_torchs_answers(device):
 def test_bits_depend_on_the_row_alone(device):
     """A row's bits alone and in any batch, at any alignment, on one thread
     or many: a row is one thread's, warp's or block's, with a fixed tree."""
-    for n in (17, 1025, 8191):
-        x = random_tensor((9, n), torch.float32, device, seed=7)
+    # rows read into registers on CUDA (aligned, short enough) and rows read from
+    # memory: a row one element off a 16-byte boundary is the latter
+    for n, dtype in ((17, torch.float32), (1024, torch.float32), (1025, torch.float32), (8191, torch.float32),
+                     (8192, torch.float32), (8196, torch.float32), (2048, torch.float16), (16384, torch.bfloat16)):
+        x = random_tensor((9, n), dtype, device, seed=7)
         whole = torch.ops.redux._moment_rows(x, float(n - 1), False)
         for i in (0, 4, 8):
             part = torch.ops.redux._moment_rows(x[i:i + 1], float(n - 1), False)
             assert all(torch.equal(p, w[i:i + 1]) for p, w in zip(part, whole))
         # a row starting one element past a 16-byte boundary reads element by element
-        shifted = torch.empty(9 * n + 1, device=device)[1:].view(9, n).copy_(x)
+        shifted = torch.empty(9 * n + 1, dtype=dtype, device=device)[1:].view(9, n).copy_(x)
         assert all(torch.equal(a, b) for a, b in zip(torch.ops.redux._moment_rows(shifted, float(n - 1), False), whole))
         if device == "cpu":
             one = on_one_thread(lambda: torch.ops.redux._moment_rows(x, float(n - 1), False))

@@ -149,7 +149,9 @@ def test_long_rows_combine_their_pieces_moments_with_the_contracts(device):
     batch-invariant, the same bits on one thread and compiled."""
     max_n = redux._C.row_kernel_max_n()
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
-        for shape, dim in (((max_n + 1,), None), ((3, 5 * max_n + 77), [1]), ((2, 3, max_n), [1, 2])):
+        # the last: a row of the longest pieces
+        for shape, dim in (((max_n + 1,), None), ((3, 5 * max_n + 77), [1]), ((2, 3, max_n), [1, 2]),
+                           (((1 << 22) + 3,), None)):
             x = random_tensor(shape, dtype, device, seed=sum(shape))
             for correction in (0, 1, 2 * x.numel()):
                 for keepdim in (False, True):

@@ -3,8 +3,9 @@
  * the first two from given row maxima and sums in another (long rows), and
  * the backward of the first two in a third.
  *
- * A group of `WIDTH` lanes owns a row (rows.cuh). Up to three reads of the row
- * (the later ones from cache): the maximum, the fp64 sum of exp(x - m) with lane l
+ * A group of `WIDTH` lanes owns a row (rows.cuh). One read of a row that
+ * fits the lanes' registers (row_cache), else up to three (the later ones
+ * from cache): the maximum, the fp64 sum of exp(x - m) with lane l
  * taking vectors l, l + WIDTH, ... in order (lane_fold_range) and the lanes
  * combined by the fixed shuffle / block tree, then the outputs. exp is
  * redux's own (exp64.cuh).
@@ -30,28 +31,39 @@ struct max_policy {
   static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return (b > a || b != b) ? b : a; }
 };
 
-template <typename T, int WIDTH, bool ALIGNED, redux_exp_op OP>
+/* CACHED: the row is read once into registers (row_cache), and a float32
+ * softmax keeps its exponentials there for the outputs; else each pass reads
+ * it (from cache after the first). The same arithmetic in the same order. */
+template <typename T, int WIDTH, bool ALIGNED, bool CACHED, redux_exp_op OP>
 __global__ void __launch_bounds__(kBlock)
 exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n) {
   constexpr int VEC = vec_of<T>::value;
+  constexpr bool KEEP = CACHED && OP == REDUX_EXP_SOFTMAX && sizeof(T) == 4;
   __shared__ float max_scratch[kBlock / 32], max_shared;
   __shared__ double sum_scratch[kBlock / 32], sum_shared;
   for_each_row<WIDTH>(rows, [&](int64_t row, bool live, int lane) {
     const T *xr = x + (live ? row : 0) * n;
+    row_cache<T, WIDTH> cache;
+    if constexpr (CACHED) cache.load(xr, n, lane, live);
+    auto fold = [&](auto &&f) {
+      if constexpr (CACHED) cache.each([&](int, int, T v) { f(v); });
+      else if (live) lane_fold_range<VEC, kExpUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH, f);
+    };
     float m = max_policy::zero();
-    if (live)
-      lane_fold_range<VEC, kExpUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH, [&](T v) {
-        m = max_policy::combine(m, to_float<T>(v));
-      });
+    fold([&](T v) { m = max_policy::combine(m, to_float<T>(v)); });
     m = group_reduce<max_policy, WIDTH>(m, max_scratch, &max_shared);
     /* logsumexp shifts by a finite maximum only (torch's rule): an infinite
      * or NaN one leaves the values as they are. */
     const double shift = ((OP == REDUX_EXP_LOGSUMEXP || OP == REDUX_EXP_PARTS) && !isfinite(m)) ? 0.0 : (double)m;
     double s = 0.0;
-    if (live)
-      lane_fold_range<VEC, kExpUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH, [&](T v) {
-        s += exp64((double)to_float<T>(v) - shift);
+    double kept[KEEP ? kCacheVecs : 1][KEEP ? VEC : 1];
+    if constexpr (KEEP)
+      cache.each([&](int k, int e, T v) {
+        kept[k][e] = exp64((double)to_float<T>(v) - shift);
+        s += kept[k][e];
       });
+    else
+      fold([&](T v) { s += exp64((double)to_float<T>(v) - shift); });
     s = group_reduce<fp64_policy, WIDTH>(s, sum_scratch, &sum_shared);
     if (!live) return;
     if constexpr (OP == REDUX_EXP_PARTS) {
@@ -66,9 +78,24 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_
       T *yr = y + row * n;
       /* times 1 / s: an fp64 division per element would cost about what the exponential does */
       const double by = OP == REDUX_EXP_SOFTMAX ? 1.0 / s : log(s);
-      for (int64_t i = lane; i < n; i += WIDTH) {
-        const double d = (double)to_float<T>(xr[i]) - shift;
-        yr[i] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp64(d) * by : d - by);
+      auto out = [&](T v) {
+        const double d = (double)to_float<T>(v) - shift;
+        return from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp64(d) * by : d - by);
+      };
+      if constexpr (CACHED) {
+#pragma unroll
+        for (int k = 0; k < kCacheVecs; ++k) {
+          if (k >= cache.count) break;
+          T o[VEC];
+#pragma unroll
+          for (int e = 0; e < VEC; ++e) {
+            if constexpr (KEEP) o[e] = from_double<T>(kept[k][e] * by);
+            else o[e] = out(cache.v[k][e]);
+          }
+          store_vec16<T>(yr + cache.at(lane, k, 0), o);
+        }
+      } else {
+        for (int64_t i = lane; i < n; i += WIDTH) yr[i] = out(xr[i]);
       }
     }
   });
@@ -119,7 +146,11 @@ exp_rows_backward_kernel(const T *__restrict__ g, const T *__restrict__ y, T *__
 template <typename T, int WIDTH, redux_exp_op OP>
 redux_status launch(const void *x, void *y, int64_t rows, int64_t n, cudaStream_t stream) {
   const bool aligned = ((uintptr_t)x % 16 == 0) && ((n * (int64_t)sizeof(T)) % 16 == 0);
-  auto kernel = aligned ? exp_rows_kernel<T, WIDTH, true, OP> : exp_rows_kernel<T, WIDTH, false, OP>;
+  const bool writes_rows = OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX;
+  const bool cached = row_cache_fits<T, WIDTH>(x, n) && (!writes_rows || (uintptr_t)y % 16 == 0);
+  auto kernel = cached    ? exp_rows_kernel<T, WIDTH, true, true, OP>
+                : aligned ? exp_rows_kernel<T, WIDTH, true, false, OP>
+                          : exp_rows_kernel<T, WIDTH, false, false, OP>;
   const int g = grid_for(kernel, blocks_for_rows<WIDTH>(rows), 0);
   kernel<<<g, kBlock, 0, stream>>>(static_cast<const T *>(x), static_cast<T *>(y), rows, n);
   return launch_status();

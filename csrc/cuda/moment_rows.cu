@@ -4,8 +4,9 @@
  *
  * A group of `WIDTH` lanes owns a row (rows.cuh). Each sum in fp64 with lane
  * l taking vectors l, l + WIDTH, ... in order (lane_fold_range) and the
- * lanes combined by the fixed shuffle / block tree. Centered, two reads of
- * the row (the second from cache): the values, divided by n once (the
+ * lanes combined by the fixed shuffle / block tree. Centered, two passes
+ * over the row (one read where it fits the lanes' registers, row_cache;
+ * else the second from cache): the values, divided by n once (the
  * mean), then the squared deviations from it, divided by the caller's
  * divisor once; two passes, not Welford, as on the CPU (moment_rows.c).
  * Otherwise one read: the squares, divided by the divisor once.
@@ -41,7 +42,9 @@ template <typename T> __host__ __device__ __forceinline__ bool rows_aligned(cons
   return ((uintptr_t)x % 16 == 0) && ((n * (int64_t)sizeof(T)) % 16 == 0);
 }
 
-template <typename T, typename Out, int WIDTH, bool ALIGNED>
+/* CACHED: the row is read once into registers (row_cache) and both sums
+ * take it from there, in the same order. */
+template <typename T, typename Out, int WIDTH, bool ALIGNED, bool CACHED>
 __global__ void __launch_bounds__(kBlock)
 moment_rows_kernel(const T *__restrict__ x, Out *__restrict__ m2, Out *__restrict__ mean, int64_t rows, int64_t n,
                    double divisor, bool centered, bool root) {
@@ -49,17 +52,25 @@ moment_rows_kernel(const T *__restrict__ x, Out *__restrict__ m2, Out *__restric
   __shared__ double scratch[kBlock / 32], shared;
   for_each_row<WIDTH>(rows, [&](int64_t row, bool live, int lane) {
     const T *xr = x + (live ? row : 0) * n;
+    row_cache<T, WIDTH> cache;
+    if constexpr (CACHED) cache.load(xr, n, lane, live);
     double m = 0.0;
     if (centered) {  /* uniform across the block */
       double s = 0.0;
-      if (live)
-        lane_fold_range<VEC, kMomentUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH, [&](T v) {
-          s += (double)to_float<T>(v);
-        });
+      auto add = [&](T v) { s += (double)to_float<T>(v); };
+      if constexpr (CACHED) cache.each([&](int, int, T v) { add(v); });
+      else if (live) lane_fold_range<VEC, kMomentUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH, add);
       m = group_reduce<fp64_policy, WIDTH>(s, scratch, &shared) / (double)n;
     }
     double q = 0.0;
-    if (live) q = lane_squares<T, ALIGNED>(xr, n, m, lane, WIDTH);
+    if constexpr (CACHED) {
+      cache.each([&](int, int, T v) {
+        const double d = (double)to_float<T>(v) - m;
+        q = fma(d, d, q);  /* lane_squares' step */
+      });
+    } else if (live) {
+      q = lane_squares<T, ALIGNED>(xr, n, m, lane, WIDTH);
+    }
     q = group_reduce<fp64_policy, WIDTH>(q, scratch, &shared);
     if (live && lane == 0) {
       const double v = q / divisor;
@@ -79,7 +90,9 @@ struct MomentArgs {
 template <typename T, typename Out, int WIDTH>
 redux_status launch(const void *x, void *m2, void *mean, MomentArgs a, cudaStream_t stream) {
   const bool aligned = rows_aligned<T>(x, a.n);
-  auto kernel = aligned ? moment_rows_kernel<T, Out, WIDTH, true> : moment_rows_kernel<T, Out, WIDTH, false>;
+  auto kernel = row_cache_fits<T, WIDTH>(x, a.n) ? moment_rows_kernel<T, Out, WIDTH, true, true>
+                : aligned                        ? moment_rows_kernel<T, Out, WIDTH, true, false>
+                                                 : moment_rows_kernel<T, Out, WIDTH, false, false>;
   const int g = grid_for(kernel, blocks_for_rows<WIDTH>(a.rows), 0);
   kernel<<<g, kBlock, 0, stream>>>(static_cast<const T *>(x), static_cast<Out *>(m2), static_cast<Out *>(mean), a.rows,
                                    a.n, a.divisor, a.centered, a.root);

@@ -63,6 +63,50 @@ __device__ __forceinline__ typename P::acc_t group_reduce(typename P::acc_t v, t
   }
 }
 
+/* A row the kernels read from memory once: each lane holds its vectors
+ * l, l + WIDTH, ... (at most kCacheVecs of them) in registers, and every
+ * pass takes the elements from there in lane_fold_range's order, so the
+ * bits are those of reading the row again. For 16-byte aligned rows of whole
+ * vectors (row_cache_fits). */
+constexpr int kCacheVecs = 8;
+
+template <typename T, int WIDTH> __host__ __forceinline__ bool row_cache_fits(const void *x, int64_t n) {
+  return (uintptr_t)x % 16 == 0 && (n * (int64_t)sizeof(T)) % 16 == 0 &&
+         n * (int64_t)sizeof(T) <= (int64_t)WIDTH * 16 * kCacheVecs;
+}
+
+template <typename T, int WIDTH> struct row_cache {
+  static constexpr int VEC = vec_of<T>::value;
+  T v[kCacheVecs][VEC];
+  int count = 0;  /* the vectors this lane holds */
+
+  __device__ __forceinline__ void load(const T *__restrict__ xr, int64_t n, int lane, bool live) {
+    const int64_t vecs = n / VEC;
+    const int64_t mine = live && lane < vecs ? (vecs - lane + WIDTH - 1) / WIDTH : 0;
+    count = mine < kCacheVecs ? (int)mine : kCacheVecs;
+#pragma unroll
+    for (int k = 0; k < kCacheVecs; ++k)
+      if (k < count) load_vec<T, VEC, true, false>(xr + ((int64_t)k * WIDTH + lane) * VEC, v[k]);
+  }
+  /* f(k, e, element) for element e of vector k, in order. */
+  template <typename F> __device__ __forceinline__ void each(F &&f) const {
+#pragma unroll
+    for (int k = 0; k < kCacheVecs; ++k)
+      if (k < count)
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) f(k, e, v[k][e]);
+  }
+  /* The index in the row of element e of vector k. */
+  __device__ __forceinline__ int64_t at(int lane, int k, int e) const { return ((int64_t)k * WIDTH + lane) * VEC + e; }
+};
+
+/* Stores the 16 bytes v at p (16-byte aligned). */
+template <typename T> __device__ __forceinline__ void store_vec16(T *p, const T (&v)[vec_of<T>::value]) {
+  uint4 raw;
+  memcpy(&raw, v, 16);
+  *reinterpret_cast<uint4 *>(p) = raw;
+}
+
 /* Calls f(row_type<T>{}) with T the row kernels' element type of t (float32,
  * float16, bfloat16); REDUX_ERR_DTYPE for another dtype. */
 template <typename T> struct row_type {

@@ -49,7 +49,7 @@ bool takes_long_rows(const at::Tensor &x, const std::vector<int64_t> &reduced) {
 
 int64_t long_row_piece(int64_t n) {
   int64_t piece = 4096;
-  while (piece < kRowKernelMaxN && piece * 2 <= n / 256) piece *= 2;
+  while (piece < kLongRowPieceMax && piece * 2 <= n / 256) piece *= 2;
   return piece;
 }
 

@@ -37,8 +37,12 @@ bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced);
 // results by redux::sum, so the bits still depend on values and n alone.
 bool takes_long_rows(const at::Tensor &x, const std::vector<int64_t> &reduced);
 // The piece length for rows of n > kRowKernelMaxN: about n / 256 (enough
-// pieces to fill a GPU), a power of two in [4096, kRowKernelMaxN].
+// pieces to fill a GPU), a power of two in [4096, kLongRowPieceMax].
 int64_t long_row_piece(int64_t n);
+// The longest piece: 8192 float32 elements is the longest row a CUDA block
+// reads into its registers once (rows.cuh, row_cache); a longer piece is
+// read twice from memory by var's two passes.
+constexpr int64_t kLongRowPieceMax = 8192;
 
 // The pieces of x's long rows (takes_long_rows): rows, x as [..., n];
 // whole, the full pieces as [rows * per_row, piece]; tail, the shorter last
