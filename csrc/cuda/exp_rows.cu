@@ -31,6 +31,35 @@ struct max_policy {
   static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return (b > a || b != b) ? b : a; }
 };
 
+/* A softmax form's outputs of one row from its shift and `by` (1 / sum or
+ * log(sum)): from the cache, or the kept exponentials, as 16-byte stores;
+ * else element by element from xr. */
+template <typename T, int WIDTH, bool CACHED, bool KEEP, redux_exp_op OP, typename Kept>
+__device__ __forceinline__ void write_outputs(const row_cache<T, WIDTH> &cache, const Kept &kept,
+                                              const T *__restrict__ xr, T *__restrict__ yr, int64_t n, int lane,
+                                              double shift, double by) {
+  constexpr int VEC = vec_of<T>::value;
+  auto out = [&](T v) {
+    const double d = (double)to_float<T>(v) - shift;
+    return from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp64(d) * by : d - by);
+  };
+  if constexpr (CACHED) {
+#pragma unroll
+    for (int k = 0; k < kCacheVecs; ++k) {
+      if (k >= cache.count) break;
+      T o[VEC];
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        if constexpr (KEEP) o[e] = from_double<T>(kept[k][e] * by);
+        else o[e] = out(cache.v[k][e]);
+      }
+      store_vec16<T>(yr + cache.at(lane, k, 0), o);
+    }
+  } else {
+    for (int64_t i = lane; i < n; i += WIDTH) yr[i] = out(xr[i]);
+  }
+}
+
 /* CACHED: the row is read once into registers (row_cache), and a float32
  * softmax keeps its exponentials there for the outputs; else each pass reads
  * it (from cache after the first). The same arithmetic in the same order. */
@@ -75,28 +104,9 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_
     } else if constexpr (OP == REDUX_EXP_LOGSUMEXP) {
       if (lane == 0) y[row] = from_double<T>(log(s) + shift);
     } else {
-      T *yr = y + row * n;
       /* times 1 / s: an fp64 division per element would cost about what the exponential does */
       const double by = OP == REDUX_EXP_SOFTMAX ? 1.0 / s : log(s);
-      auto out = [&](T v) {
-        const double d = (double)to_float<T>(v) - shift;
-        return from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp64(d) * by : d - by);
-      };
-      if constexpr (CACHED) {
-#pragma unroll
-        for (int k = 0; k < kCacheVecs; ++k) {
-          if (k >= cache.count) break;
-          T o[VEC];
-#pragma unroll
-          for (int e = 0; e < VEC; ++e) {
-            if constexpr (KEEP) o[e] = from_double<T>(kept[k][e] * by);
-            else o[e] = out(cache.v[k][e]);
-          }
-          store_vec16<T>(yr + cache.at(lane, k, 0), o);
-        }
-      } else {
-        for (int64_t i = lane; i < n; i += WIDTH) yr[i] = out(xr[i]);
-      }
+      write_outputs<T, WIDTH, CACHED, KEEP, OP>(cache, kept, xr, y + row * n, n, lane, shift, by);
     }
   });
 }
