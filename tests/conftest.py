@@ -17,6 +17,11 @@ FLOAT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 # float16/bfloat16 on CUDA).
 ROUND = {torch.float32: 2.0**-23, torch.float64: 2.0**-52, torch.float16: 2.0**-10, torch.bfloat16: 2.0**-7}
 ACC = {torch.float32: 1e-13, torch.float64: 1e-14, torch.float16: 1e-5, torch.bfloat16: 1e-5}
+# (n, dtype) of rows the CUDA row kernels read into registers (16-byte
+# aligned, up to 8 vectors a lane) and of rows they read from memory; the
+# same rows one element off a 16-byte boundary are always the latter
+ROW_CACHE_CASES = [(33, torch.float32), (1024, torch.float32), (1025, torch.float32), (8191, torch.float32),
+                   (8192, torch.float32), (8196, torch.float32), (2048, torch.float16), (16384, torch.bfloat16)]
 
 
 def pytest_terminal_summary(terminalreporter):

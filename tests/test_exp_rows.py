@@ -9,17 +9,13 @@ import pytest
 import torch
 
 import redux
-from conftest import DEVICES, on_one_thread, ops_called, random_tensor
+from conftest import DEVICES, ROW_CACHE_CASES, on_one_thread, ops_called, random_tensor
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # around powers of two, the CUDA warp-per-row limit (4096 bytes: 1024 float32,
 # 2048 16-bit elements), the longest rows a CUDA block holds in registers
 # (8192 float32, 16384 16-bit) and the longest row the kernel takes (65536)
 LENGTHS = [1, 2, 3, 31, 32, 33, 255, 1023, 1024, 1025, 2047, 2048, 2049, 8191, 8192, 8196, 16384, 16392, 65536]
-# (n, dtype) of rows read into registers on CUDA (aligned, short enough) and
-# of rows read from memory: a row one element off a 16-byte boundary is the latter
-CACHED_AND_NOT = [(33, torch.float32), (1024, torch.float32), (1025, torch.float32), (8191, torch.float32),
-                  (8192, torch.float32), (8196, torch.float32), (2048, torch.float16), (16384, torch.bfloat16)]
 OPS = {0: "softmax", 1: "log_softmax", 2: "logsumexp"}
 
 
@@ -191,7 +187,7 @@ def test_edge_values_give_torchs_answers(device):
 def test_bits_depend_on_the_row_alone(device):
     """A row's bits alone and in any batch, at any alignment, on one thread
     or many: a row is one block's or one thread's, with a fixed tree."""
-    for n, dtype in CACHED_AND_NOT:
+    for n, dtype in ROW_CACHE_CASES:
         x = random_tensor((9, n), dtype, device, seed=7)
         for op in (*OPS, 3):
             whole = torch.ops.redux._exp_rows(x, op)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import redux  # noqa: F401  (loads the ops)
-from conftest import DEVICES, on_one_thread, ops_called, random_tensor
+from conftest import DEVICES, ROW_CACHE_CASES, on_one_thread, ops_called, random_tensor
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # around powers of two, the CUDA warp-per-row limit (4096 bytes: 1024 float32,
@@ -102,10 +102,7 @@ def test_edge_values_give_torchs_answers(device):
 def test_bits_depend_on_the_row_alone(device):
     """A row's bits alone and in any batch, at any alignment, on one thread
     or many: a row is one thread's, warp's or block's, with a fixed tree."""
-    # rows read into registers on CUDA (aligned, short enough) and rows read from
-    # memory: a row one element off a 16-byte boundary is the latter
-    for n, dtype in ((17, torch.float32), (1024, torch.float32), (1025, torch.float32), (8191, torch.float32),
-                     (8192, torch.float32), (8196, torch.float32), (2048, torch.float16), (16384, torch.bfloat16)):
+    for n, dtype in ROW_CACHE_CASES:
         x = random_tensor((9, n), dtype, device, seed=7)
         whole = torch.ops.redux._moment_rows(x, float(n - 1), False)
         for i in (0, 4, 8):

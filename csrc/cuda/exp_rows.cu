@@ -53,7 +53,7 @@ __device__ __forceinline__ void write_outputs(const row_cache<T, WIDTH> &cache, 
         if constexpr (KEEP) o[e] = from_double<T>(kept[k][e] * by);
         else o[e] = out(cache.v[k][e]);
       }
-      store_vec16<T>(yr + cache.at(lane, k, 0), o);
+      store_vec16<T>(yr + cache.at(lane, k), o);
     }
   } else {
     for (int64_t i = lane; i < n; i += WIDTH) yr[i] = out(xr[i]);
@@ -155,7 +155,7 @@ exp_rows_backward_kernel(const T *__restrict__ g, const T *__restrict__ y, T *__
 
 template <typename T, int WIDTH, redux_exp_op OP>
 redux_status launch(const void *x, void *y, int64_t rows, int64_t n, cudaStream_t stream) {
-  const bool aligned = ((uintptr_t)x % 16 == 0) && ((n * (int64_t)sizeof(T)) % 16 == 0);
+  const bool aligned = rows_aligned<T>(x, n);
   const bool writes_rows = OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX;
   const bool cached = row_cache_fits<T, WIDTH>(x, n) && (!writes_rows || (uintptr_t)y % 16 == 0);
   auto kernel = cached    ? exp_rows_kernel<T, WIDTH, true, true, OP>

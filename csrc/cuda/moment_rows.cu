@@ -26,20 +26,19 @@ namespace {
 
 constexpr int kMomentUnroll = 4;  /* loads in flight per lane: changes no bits */
 
+/* q + (v - m)^2 in fp64: the step of the sums of squares below. */
+template <typename T> __device__ __forceinline__ double add_square(double q, T v, double m) {
+  const double d = (double)to_float<T>(v) - m;
+  return fma(d, d, q);
+}
+
 /* One lane's share of the sum of (x - m)^2 over a row of n, in fp64. */
 template <typename T, bool ALIGNED>
 __device__ __forceinline__ double lane_squares(const T *xr, int64_t n, double m, int lane, int width) {
   double q = 0.0;
-  lane_fold_range<vec_of<T>::value, kMomentUnroll, ALIGNED, false>(xr, 0, n, lane, width, [&](T v) {
-    const double d = (double)to_float<T>(v) - m;
-    q = fma(d, d, q);
-  });
+  lane_fold_range<vec_of<T>::value, kMomentUnroll, ALIGNED, false>(xr, 0, n, lane, width,
+                                                                   [&](T v) { q = add_square(q, v, m); });
   return q;
-}
-
-/* Whether a row's loads may be 16-byte vectors (the same test as launch's). */
-template <typename T> __host__ __device__ __forceinline__ bool rows_aligned(const void *x, int64_t n) {
-  return ((uintptr_t)x % 16 == 0) && ((n * (int64_t)sizeof(T)) % 16 == 0);
 }
 
 /* CACHED: the row is read once into registers (row_cache) and both sums
@@ -64,10 +63,7 @@ moment_rows_kernel(const T *__restrict__ x, Out *__restrict__ m2, Out *__restric
     }
     double q = 0.0;
     if constexpr (CACHED) {
-      cache.each([&](int, int, T v) {
-        const double d = (double)to_float<T>(v) - m;
-        q = fma(d, d, q);  /* lane_squares' step */
-      });
+      cache.each([&](int, int, T v) { q = add_square(q, v, m); });
     } else if (live) {
       q = lane_squares<T, ALIGNED>(xr, n, m, lane, WIDTH);
     }

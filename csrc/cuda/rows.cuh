@@ -70,9 +70,13 @@ __device__ __forceinline__ typename P::acc_t group_reduce(typename P::acc_t v, t
  * vectors (row_cache_fits). */
 constexpr int kCacheVecs = 8;
 
+/* Whether rows of n elements of T from x may be read as 16-byte vectors. */
+template <typename T> __host__ __device__ __forceinline__ bool rows_aligned(const void *x, int64_t n) {
+  return ((uintptr_t)x % 16 == 0) && ((n * (int64_t)sizeof(T)) % 16 == 0);
+}
+
 template <typename T, int WIDTH> __host__ __forceinline__ bool row_cache_fits(const void *x, int64_t n) {
-  return (uintptr_t)x % 16 == 0 && (n * (int64_t)sizeof(T)) % 16 == 0 &&
-         n * (int64_t)sizeof(T) <= (int64_t)WIDTH * 16 * kCacheVecs;
+  return rows_aligned<T>(x, n) && n * (int64_t)sizeof(T) <= (int64_t)WIDTH * 16 * kCacheVecs;
 }
 
 template <typename T, int WIDTH> struct row_cache {
@@ -96,8 +100,8 @@ template <typename T, int WIDTH> struct row_cache {
 #pragma unroll
         for (int e = 0; e < VEC; ++e) f(k, e, v[k][e]);
   }
-  /* The index in the row of element e of vector k. */
-  __device__ __forceinline__ int64_t at(int lane, int k, int e) const { return ((int64_t)k * WIDTH + lane) * VEC + e; }
+  /* The index in the row of vector k's first element. */
+  __device__ __forceinline__ int64_t at(int lane, int k) const { return ((int64_t)k * WIDTH + lane) * VEC; }
 };
 
 /* Stores the 16 bytes v at p (16-byte aligned). */
