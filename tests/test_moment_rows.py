@@ -135,10 +135,10 @@ def test_the_composites_take_it_where_no_gradient_is_recorded(device):
     for call in (lambda: torch.ops.redux.var(x, [1]), lambda: torch.ops.redux.var(x.double(), [-1]),
                  lambda: torch.ops.redux.var(x, [0, 2])):
         assert "redux::_moment_rows" not in ops_called(call)
-    # rows longer than the kernel takes: the kernel on pieces, combined by redux.sum
-    for call in (lambda: torch.ops.redux.var(random_tensor((2, 65537), torch.float32, device, 9), [1]),
-                 lambda: torch.ops.redux.var(random_tensor((2, 300, 300), torch.float32, device, 9), [1, 2])):
-        assert {"redux::_moment_rows", "redux::sum"} <= ops_called(call)
+    # rows longer than the kernel takes: the op cuts them into pieces and combines them itself
+    for x in (random_tensor((2, 65537), torch.float32, device, 9), random_tensor((2, 300, 300), torch.float32, device, 9)):
+        names = ops_called(lambda: torch.ops.redux.var(x, [1] if x.dim() == 2 else [1, 2]))
+        assert "redux::_moment_rows" in names and "redux::sum" not in names
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -106,12 +106,7 @@ redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t
     } else if (op == REDUX_EXP_LOGSUMEXP) {
       /* torch's rule: only a finite maximum shifts the values */
       const double shift = isfinite(m) ? m : 0.0;
-      const double v = log(exp_sum(d, NULL, n, shift)) + shift;
-      switch (t) {
-        case REDUX_F32: ((float *)y)[row] = TO_F32(v); break;
-        case REDUX_F16: ((uint16_t *)y)[row] = TO_F16(v); break;
-        default: ((uint16_t *)y)[row] = TO_BF16(v); break;
-      }
+      store_value(y, row, t, log(exp_sum(d, NULL, n, shift)) + shift);
     } else if (op == REDUX_EXP_SOFTMAX) {
       /* times 1 / s: a division per element would cost more than the exponential */
       const double s = exp_sum(d, d, n, m);
@@ -162,15 +157,54 @@ redux_status redux_cpu_exp_rows_apply(redux_exp_op op, const void *x, const doub
   if (d == NULL) return REDUX_ERR_SHAPE;
   for (int64_t row = row_begin; row < row_end; ++row) {
     const double m = parts[2 * row], s = parts[2 * row + 1];
+    const int finite = isfinite(m); /* else the row is all NaN */
     load_values(x, row, n, t, d);
     if (op == REDUX_EXP_SOFTMAX) {
       exp_values(d, n, m);
-      store_row(y, row, n, t, d, 1, 0.0, 1.0 / s);
+      store_row(y, row, n, t, d, 1, 0.0, finite ? 1.0 / s : NAN);
     } else {
-      store_row(y, row, n, t, d, 0, m, log(s));
+      store_row(y, row, n, t, d, 0, m, finite ? log(s) : NAN);
     }
   }
   free(d);
+  return REDUX_OK;
+}
+
+/* The largest of a and b, NaN if either is. */
+static double max_or_nan(double a, double b) { return (b > a || b != b) ? b : a; }
+
+redux_status redux_cpu_exp_row_pieces(const void *x, double *parts, int64_t piece_begin, int64_t piece_end,
+                                      int64_t n, redux_dtype t) {
+  if (n < 1 || piece_begin < 0 || piece_end < piece_begin) return REDUX_ERR_SHAPE;
+  const int64_t pieces = redux_row_pieces(n);
+  for (int64_t i = piece_begin; i < piece_end; ++i) {
+    const redux_status s = redux_cpu_exp_rows(REDUX_EXP_PARTS, row_piece_start(x, i, n, t), parts + 2 * i, 0, 1,
+                                              row_piece_length(i % pieces, n), t);
+    if (s != REDUX_OK) return s;
+  }
+  return REDUX_OK;
+}
+
+redux_status redux_cpu_exp_rows_combine(redux_exp_op op, const double *parts, void *y, int64_t row_begin,
+                                        int64_t row_end, int64_t n, redux_dtype t) {
+  if (t != REDUX_F32 && t != REDUX_F16 && t != REDUX_BF16) return REDUX_ERR_DTYPE;
+  if (n < 1 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
+  if (op != REDUX_EXP_LOGSUMEXP && op != REDUX_EXP_PARTS) return REDUX_ERR_SHAPE;
+  const int64_t pieces = redux_row_pieces(n);
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const double *p = parts + 2 * row * pieces;
+    double top = -INFINITY;
+    for (int64_t j = 0; j < pieces; ++j) top = max_or_nan(top, p[2 * j]);
+    const double shift = isfinite(top) ? top : 0.0;
+    double s = 0.0;
+    for (int64_t j = 0; j < pieces; ++j) s += p[2 * j + 1] * redux_exp((isfinite(p[2 * j]) ? p[2 * j] : shift) - shift);
+    if (op == REDUX_EXP_PARTS) {
+      ((double *)y)[2 * row] = top;
+      ((double *)y)[2 * row + 1] = s;
+    } else {
+      store_value(y, row, t, log(s) + shift);
+    }
+  }
   return REDUX_OK;
 }
 

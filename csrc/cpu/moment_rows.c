@@ -53,15 +53,6 @@ static double f32_squares_sum(const float *x, int64_t n) {
   return f32_squares_sum4(x, n);
 }
 
-static void store_one(void *y, int64_t row, redux_dtype t, double v) {
-  switch (t) {
-    case REDUX_F64: ((double *)y)[row] = v; break;
-    case REDUX_F32: ((float *)y)[row] = TO_F32(v); break;
-    case REDUX_F16: ((uint16_t *)y)[row] = TO_F16(v); break;
-    default: ((uint16_t *)y)[row] = TO_BF16(v); break;
-  }
-}
-
 redux_status redux_cpu_moment_rows(const void *x, void *m2, void *mean, int64_t row_begin, int64_t row_end,
                                    int64_t n, redux_dtype t, redux_dtype out, double divisor, int centered,
                                    int root) {
@@ -73,18 +64,53 @@ redux_status redux_cpu_moment_rows(const void *x, void *m2, void *mean, int64_t 
   for (int64_t row = row_begin; row < row_end; ++row) {
     if (!centered && t == REDUX_F32) {
       const double v = f32_squares_sum((const float *)x + row * n, n) / divisor;
-      store_one(m2, row, out, root ? sqrt(v) : v);
+      store_value(m2, row, out, root ? sqrt(v) : v);
       continue;
     }
     load_values(x, row, n, t, d);
     if (centered) {
       const double m = lanes_sum(d, NULL, n) / (double)n;
       deviations(d, n, m);
-      store_one(mean, row, out, m);
+      store_value(mean, row, out, m);
     }
     const double v = lanes_sum(d, d, n) / divisor;
-    store_one(m2, row, out, root ? sqrt(v) : v);
+    store_value(m2, row, out, root ? sqrt(v) : v);
   }
   free(d);
+  return REDUX_OK;
+}
+
+redux_status redux_cpu_moment_row_pieces(const void *x, double *m2, double *mean, int64_t piece_begin,
+                                         int64_t piece_end, int64_t n, redux_dtype t) {
+  if (n < 1 || piece_begin < 0 || piece_end < piece_begin) return REDUX_ERR_SHAPE;
+  const int64_t pieces = redux_row_pieces(n);
+  for (int64_t i = piece_begin; i < piece_end; ++i) {
+    const redux_status s = redux_cpu_moment_rows(row_piece_start(x, i, n, t), m2 + i, mean + i, 0, 1,
+                                                 row_piece_length(i % pieces, n), t, REDUX_F64, 1.0, 1, 0);
+    if (s != REDUX_OK) return s;
+  }
+  return REDUX_OK;
+}
+
+redux_status redux_cpu_moment_rows_combine(const double *pieces_m2, const double *pieces_mean, void *m2, void *mean,
+                                           int64_t row_begin, int64_t row_end, int64_t n, redux_dtype out,
+                                           double divisor, int root) {
+  if (out != REDUX_F64 && out != REDUX_F32 && out != REDUX_F16 && out != REDUX_BF16) return REDUX_ERR_DTYPE;
+  if (n < 1 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
+  const int64_t pieces = redux_row_pieces(n);
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const double *pm = pieces_mean + row * pieces, *pq = pieces_m2 + row * pieces;
+    double s = 0.0;
+    for (int64_t j = 0; j < pieces; ++j) s += (double)row_piece_length(j, n) * pm[j];
+    const double m = s / (double)n;
+    double q = 0.0;
+    for (int64_t j = 0; j < pieces; ++j) {
+      const double d = pm[j] - m;
+      q += pq[j] + (double)row_piece_length(j, n) * d * d;
+    }
+    const double v = q / divisor;
+    store_value(m2, row, out, root ? sqrt(v) : v);
+    store_value(mean, row, out, m);
+  }
   return REDUX_OK;
 }

@@ -118,4 +118,27 @@ static inline double lanes_sum(const double *a, const double *b, int64_t n) {
 #define TO_F16(v) double_to_f16(v)
 #define TO_BF16(v) double_to_bf16(v)
 
+/* y[i] = v rounded once to t (float64, float32, float16 or bfloat16). */
+static inline void store_value(void *y, int64_t i, redux_dtype t, double v) {
+  switch (t) {
+    case REDUX_F64: ((double *)y)[i] = v; break;
+    case REDUX_F32: ((float *)y)[i] = TO_F32(v); break;
+    case REDUX_F16: ((uint16_t *)y)[i] = TO_F16(v); break;
+    default: ((uint16_t *)y)[i] = TO_BF16(v); break;
+  }
+}
+
+/* Piece j's length in a row of n (redux.h, long rows). */
+static inline int64_t row_piece_length(int64_t j, int64_t n) {
+  const int64_t piece = redux_row_piece(n), left = n - j * piece;
+  return left < piece ? left : piece;
+}
+
+/* Piece i = r P + j of [rows, n]'s rows: x + (its first element) in bytes. */
+static inline const void *row_piece_start(const void *x, int64_t i, int64_t n, redux_dtype t) {
+  const int64_t pieces = redux_row_pieces(n);
+  const int64_t first = (i / pieces) * n + (i % pieces) * redux_row_piece(n);
+  return (const char *)x + first * redux_dtype_size(t);
+}
+
 #endif /* REDUX_CPU_ROWS_H */

@@ -65,13 +65,14 @@ __device__ __forceinline__ void write_outputs(const row_cache<T, WIDTH> &cache, 
  * it (from cache after the first). The same arithmetic in the same order. */
 template <typename T, int WIDTH, bool ALIGNED, bool CACHED, redux_exp_op OP>
 __global__ void __launch_bounds__(kBlock)
-exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n) {
+exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_span span) {
   constexpr int VEC = vec_of<T>::value;
   constexpr bool KEEP = CACHED && OP == REDUX_EXP_SOFTMAX && sizeof(T) == 4;
   __shared__ float max_scratch[kBlock / 32], max_shared;
   __shared__ double sum_scratch[kBlock / 32], sum_shared;
   for_each_row<WIDTH>(rows, [&](int64_t row, bool live, int lane) {
-    const T *xr = x + (live ? row : 0) * n;
+    const int64_t at = live ? span.start(row) : 0, n = live ? span.length(row) : 1;
+    const T *xr = x + at;
     row_cache<T, WIDTH> cache;
     if constexpr (CACHED) cache.load(xr, n, lane, live);
     auto fold = [&](auto &&f) {
@@ -106,7 +107,7 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_
     } else {
       /* times 1 / s: an fp64 division per element would cost about what the exponential does */
       const double by = OP == REDUX_EXP_SOFTMAX ? 1.0 / s : log(s);
-      write_outputs<T, WIDTH, CACHED, KEEP, OP>(cache, kept, xr, y + row * n, n, lane, shift, by);
+      write_outputs<T, WIDTH, CACHED, KEEP, OP>(cache, kept, xr, y + at, n, lane, shift, by);
     }
   });
 }
@@ -121,7 +122,8 @@ exp_rows_apply_kernel(const T *__restrict__ x, const double *__restrict__ parts,
                       int64_t n) {
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     const double m = parts[2 * row], s = parts[2 * row + 1];
-    const double by = LOG ? log(s) : 1.0 / s;
+    /* a maximum that is not finite: the row is all NaN, as exp_rows_kernel gives it */
+    const double by = !isfinite(m) ? (double)NAN : LOG ? log(s) : 1.0 / s;
     const T *xr = x + row * n;
     T *yr = y + row * n;
     for (int64_t i = (int64_t)blockIdx.x * kBlock + threadIdx.x; i < n; i += (int64_t)gridDim.x * kBlock) {
@@ -153,34 +155,78 @@ exp_rows_backward_kernel(const T *__restrict__ g, const T *__restrict__ y, T *__
   });
 }
 
+/* rows: the kernel's (x's rows times span.pieces). */
 template <typename T, int WIDTH, redux_exp_op OP>
-redux_status launch(const void *x, void *y, int64_t rows, int64_t n, cudaStream_t stream) {
-  const bool aligned = rows_aligned<T>(x, n);
+redux_status launch(const void *x, void *y, int64_t rows, row_span span, cudaStream_t stream) {
+  const bool aligned = rows_aligned<T>(x, span.n);
   const bool writes_rows = OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX;
-  const bool cached = row_cache_fits<T, WIDTH>(x, n) && (!writes_rows || (uintptr_t)y % 16 == 0);
+  const bool cached = row_cache_fits<T, WIDTH>(x, span) && (!writes_rows || (uintptr_t)y % 16 == 0);
   auto kernel = cached    ? exp_rows_kernel<T, WIDTH, true, true, OP>
                 : aligned ? exp_rows_kernel<T, WIDTH, true, false, OP>
                           : exp_rows_kernel<T, WIDTH, false, false, OP>;
   const int g = grid_for(kernel, blocks_for_rows<WIDTH>(rows), 0);
-  kernel<<<g, kBlock, 0, stream>>>(static_cast<const T *>(x), static_cast<T *>(y), rows, n);
+  kernel<<<g, kBlock, 0, stream>>>(static_cast<const T *>(x), static_cast<T *>(y), rows, span);
   return launch_status();
 }
 
 template <typename T, redux_exp_op OP>
-redux_status launch_width(const void *x, void *y, int64_t rows, int64_t n, cudaStream_t stream) {
-  if (warp_per_row<T>(n)) return launch<T, 32, OP>(x, y, rows, n, stream);
-  return launch<T, kBlock, OP>(x, y, rows, n, stream);
+redux_status launch_width(const void *x, void *y, int64_t rows, row_span span, cudaStream_t stream) {
+  if (warp_per_row<T>(span.piece)) return launch<T, 32, OP>(x, y, rows, span, stream);
+  return launch<T, kBlock, OP>(x, y, rows, span, stream);
 }
 
 template <typename T>
 redux_status launch_op(redux_exp_op op, const void *x, void *y, int64_t rows, int64_t n, cudaStream_t stream) {
+  const row_span span = whole_rows(n);
   switch (op) {
-    case REDUX_EXP_SOFTMAX: return launch_width<T, REDUX_EXP_SOFTMAX>(x, y, rows, n, stream);
-    case REDUX_EXP_LOG_SOFTMAX: return launch_width<T, REDUX_EXP_LOG_SOFTMAX>(x, y, rows, n, stream);
-    case REDUX_EXP_LOGSUMEXP: return launch_width<T, REDUX_EXP_LOGSUMEXP>(x, y, rows, n, stream);
-    case REDUX_EXP_PARTS: return launch_width<T, REDUX_EXP_PARTS>(x, y, rows, n, stream);
+    case REDUX_EXP_SOFTMAX: return launch_width<T, REDUX_EXP_SOFTMAX>(x, y, rows, span, stream);
+    case REDUX_EXP_LOG_SOFTMAX: return launch_width<T, REDUX_EXP_LOG_SOFTMAX>(x, y, rows, span, stream);
+    case REDUX_EXP_LOGSUMEXP: return launch_width<T, REDUX_EXP_LOGSUMEXP>(x, y, rows, span, stream);
+    case REDUX_EXP_PARTS: return launch_width<T, REDUX_EXP_PARTS>(x, y, rows, span, stream);
   }
   return REDUX_ERR_SHAPE;
+}
+
+/* A row's pieces' parts combined (redux_cuda_exp_rows_combine): lane l
+ * takes pieces l, l + WIDTH, ... in order, the lanes by the fixed tree.
+ * LSE: logsumexp into y (T), else the row's parts (double[2 rows]). */
+template <typename T, int WIDTH, bool LSE>
+__global__ void __launch_bounds__(kBlock)
+exp_rows_combine_kernel(const double *__restrict__ parts, void *__restrict__ y, int64_t rows, int64_t pieces) {
+  __shared__ float max_scratch[kBlock / 32], max_shared;
+  __shared__ double sum_scratch[kBlock / 32], sum_shared;
+  for_each_row<WIDTH>(rows, [&](int64_t row, bool live, int lane) {
+    const double *p = parts + 2 * (live ? row : 0) * pieces;
+    float top = max_policy::zero();  /* the pieces' maxima are float32 values */
+    if (live)
+      for (int64_t j = lane; j < pieces; j += WIDTH) top = max_policy::combine(top, (float)p[2 * j]);
+    top = group_reduce<max_policy, WIDTH>(top, max_scratch, &max_shared);
+    const double shift = isfinite(top) ? (double)top : 0.0;
+    double s = 0.0;
+    if (live)
+      for (int64_t j = lane; j < pieces; j += WIDTH) {
+        const double m = p[2 * j];
+        s += p[2 * j + 1] * exp64((isfinite(m) ? m : shift) - shift);
+      }
+    s = group_reduce<fp64_policy, WIDTH>(s, sum_scratch, &sum_shared);
+    if (!live || lane != 0) return;
+    if constexpr (LSE) {
+      static_cast<T *>(y)[row] = from_double<T>(log(s) + shift);
+    } else {
+      static_cast<double *>(y)[2 * row] = top;
+      static_cast<double *>(y)[2 * row + 1] = s;
+    }
+  });
+}
+
+template <typename T>
+redux_status launch_combine(bool lse, const double *parts, void *y, int64_t rows, int64_t pieces, cudaStream_t stream) {
+  const bool warp = pieces <= kWarpCombineMaxPieces;
+  auto kernel = warp ? (lse ? exp_rows_combine_kernel<T, 32, true> : exp_rows_combine_kernel<T, 32, false>)
+                     : (lse ? exp_rows_combine_kernel<T, kBlock, true> : exp_rows_combine_kernel<T, kBlock, false>);
+  const int g = grid_for(kernel, warp ? blocks_for_rows<32>(rows) : blocks_for_rows<kBlock>(rows), 0);
+  kernel<<<g, kBlock, 0, stream>>>(parts, y, rows, pieces);
+  return launch_status();
 }
 
 template <typename T>
@@ -243,5 +289,26 @@ extern "C" redux_status redux_cuda_exp_rows(redux_exp_op op, const void *x, void
   if (rows < 1 || n < 1) return REDUX_ERR_SHAPE;
   return with_row_dtype(t, [&](auto tag) {
     return launch_op<typename decltype(tag)::type>(op, x, y, rows, n, static_cast<cudaStream_t>(stream));
+  });
+}
+
+extern "C" redux_status redux_cuda_exp_row_pieces(const void *x, double *parts, int64_t rows, int64_t n, redux_dtype t,
+                                                  void *stream) {
+  using namespace redux;
+  if (rows < 1 || n < 1) return REDUX_ERR_SHAPE;
+  const row_span span = row_pieces(n);
+  return with_row_dtype(t, [&](auto tag) {
+    return launch_width<typename decltype(tag)::type, REDUX_EXP_PARTS>(x, parts, rows * span.pieces, span,
+                                                                       static_cast<cudaStream_t>(stream));
+  });
+}
+
+extern "C" redux_status redux_cuda_exp_rows_combine(redux_exp_op op, const double *parts, void *y, int64_t rows,
+                                                    int64_t n, redux_dtype t, void *stream) {
+  using namespace redux;
+  if (rows < 1 || n < 1 || (op != REDUX_EXP_LOGSUMEXP && op != REDUX_EXP_PARTS)) return REDUX_ERR_SHAPE;
+  return with_row_dtype(t, [&](auto tag) {
+    return launch_combine<typename decltype(tag)::type>(op == REDUX_EXP_LOGSUMEXP, parts, y, rows,
+                                                         redux_row_pieces(n), static_cast<cudaStream_t>(stream));
   });
 }

@@ -45,12 +45,13 @@ __device__ __forceinline__ double lane_squares(const T *xr, int64_t n, double m,
  * take it from there, in the same order. */
 template <typename T, typename Out, int WIDTH, bool ALIGNED, bool CACHED>
 __global__ void __launch_bounds__(kBlock)
-moment_rows_kernel(const T *__restrict__ x, Out *__restrict__ m2, Out *__restrict__ mean, int64_t rows, int64_t n,
-                   double divisor, bool centered, bool root) {
+moment_rows_kernel(const T *__restrict__ x, Out *__restrict__ m2, Out *__restrict__ mean, int64_t rows,
+                   row_span span, double divisor, bool centered, bool root) {
   constexpr int VEC = vec_of<T>::value;
   __shared__ double scratch[kBlock / 32], shared;
   for_each_row<WIDTH>(rows, [&](int64_t row, bool live, int lane) {
-    const T *xr = x + (live ? row : 0) * n;
+    const T *xr = x + (live ? span.start(row) : 0);
+    const int64_t n = live ? span.length(row) : 1;
     row_cache<T, WIDTH> cache;
     if constexpr (CACHED) cache.load(xr, n, lane, live);
     double m = 0.0;
@@ -76,31 +77,72 @@ moment_rows_kernel(const T *__restrict__ x, Out *__restrict__ m2, Out *__restric
   });
 }
 
-/* The arguments after the pointers, passed through. */
+/* The arguments after the pointers, passed through: the kernel's rows
+ * (x's rows times span.pieces) and where they lie. */
 struct MomentArgs {
-  int64_t rows, n;
+  int64_t rows;
+  row_span span;
   double divisor;
   bool centered, root;
 };
 
 template <typename T, typename Out, int WIDTH>
 redux_status launch(const void *x, void *m2, void *mean, MomentArgs a, cudaStream_t stream) {
-  const bool aligned = rows_aligned<T>(x, a.n);
-  auto kernel = row_cache_fits<T, WIDTH>(x, a.n) ? moment_rows_kernel<T, Out, WIDTH, true, true>
-                : aligned                        ? moment_rows_kernel<T, Out, WIDTH, true, false>
-                                                 : moment_rows_kernel<T, Out, WIDTH, false, false>;
+  const bool aligned = rows_aligned<T>(x, a.span.n);
+  auto kernel = row_cache_fits<T, WIDTH>(x, a.span) ? moment_rows_kernel<T, Out, WIDTH, true, true>
+                : aligned                           ? moment_rows_kernel<T, Out, WIDTH, true, false>
+                                                    : moment_rows_kernel<T, Out, WIDTH, false, false>;
   const int g = grid_for(kernel, blocks_for_rows<WIDTH>(a.rows), 0);
   kernel<<<g, kBlock, 0, stream>>>(static_cast<const T *>(x), static_cast<Out *>(m2), static_cast<Out *>(mean), a.rows,
-                                   a.n, a.divisor, a.centered, a.root);
+                                   a.span, a.divisor, a.centered, a.root);
   return launch_status();
 }
 
 template <typename T>
 redux_status launch_out(bool wide, const void *x, void *m2, void *mean, MomentArgs a, cudaStream_t stream) {
-  const bool warp = warp_per_row<T>(a.n);
+  const bool warp = warp_per_row<T>(a.span.piece);
   if (wide)
     return warp ? launch<T, double, 32>(x, m2, mean, a, stream) : launch<T, double, kBlock>(x, m2, mean, a, stream);
   return warp ? launch<T, T, 32>(x, m2, mean, a, stream) : launch<T, T, kBlock>(x, m2, mean, a, stream);
+}
+
+/* A row's pieces' moments combined (redux_cuda_moment_rows_combine): lane
+ * l takes pieces l, l + WIDTH, ... in order, the lanes by the fixed tree. */
+template <typename Out, int WIDTH>
+__global__ void __launch_bounds__(kBlock)
+moment_rows_combine_kernel(const double *__restrict__ pieces_m2, const double *__restrict__ pieces_mean,
+                           Out *__restrict__ m2, Out *__restrict__ mean, int64_t rows, row_span span, double divisor,
+                           bool root) {
+  __shared__ double scratch[kBlock / 32], shared;
+  for_each_row<WIDTH>(rows, [&](int64_t row, bool live, int lane) {
+    const double *q = pieces_m2 + (live ? row : 0) * span.pieces, *mu = pieces_mean + (live ? row : 0) * span.pieces;
+    double s = 0.0;
+    if (live)
+      for (int64_t j = lane; j < span.pieces; j += WIDTH) s += (double)span.piece_length(j) * mu[j];
+    const double m = group_reduce<fp64_policy, WIDTH>(s, scratch, &shared) / (double)span.n;
+    double v = 0.0;
+    if (live)
+      for (int64_t j = lane; j < span.pieces; j += WIDTH) {
+        const double d = mu[j] - m;
+        v += q[j] + (double)span.piece_length(j) * d * d;
+      }
+    v = group_reduce<fp64_policy, WIDTH>(v, scratch, &shared) / divisor;
+    if (live && lane == 0) {
+      m2[row] = from_double<Out>(root ? sqrt(v) : v);
+      mean[row] = from_double<Out>(m);
+    }
+  });
+}
+
+template <typename Out>
+redux_status launch_combine(const double *pieces_m2, const double *pieces_mean, void *m2, void *mean, int64_t rows,
+                            row_span span, double divisor, bool root, cudaStream_t stream) {
+  const bool warp = span.pieces <= kWarpCombineMaxPieces;
+  auto kernel = warp ? moment_rows_combine_kernel<Out, 32> : moment_rows_combine_kernel<Out, kBlock>;
+  const int g = grid_for(kernel, warp ? blocks_for_rows<32>(rows) : blocks_for_rows<kBlock>(rows), 0);
+  kernel<<<g, kBlock, 0, stream>>>(pieces_m2, pieces_mean, static_cast<Out *>(m2), static_cast<Out *>(mean), rows,
+                                   span, divisor, root);
+  return launch_status();
 }
 
 /* Rows a launch of sum_squares_each_kernel takes: its table travels as the
@@ -187,8 +229,33 @@ extern "C" redux_status redux_cuda_moment_rows(const void *x, void *m2, void *me
   if (rows < 1 || n < 1) return REDUX_ERR_SHAPE;
   if (out != t && out != REDUX_F64) return REDUX_ERR_DTYPE;
   const bool wide = out == REDUX_F64;
-  const MomentArgs a{rows, n, divisor, centered != 0, root != 0};
+  const MomentArgs a{rows, whole_rows(n), divisor, centered != 0, root != 0};
   return with_row_dtype(t, [&](auto tag) {
     return launch_out<typename decltype(tag)::type>(wide, x, m2, mean, a, static_cast<cudaStream_t>(stream));
+  });
+}
+
+extern "C" redux_status redux_cuda_moment_row_pieces(const void *x, double *m2, double *mean, int64_t rows, int64_t n,
+                                                     redux_dtype t, void *stream) {
+  using namespace redux;
+  if (rows < 1 || n < 1) return REDUX_ERR_SHAPE;
+  const row_span span = row_pieces(n);
+  const MomentArgs a{rows * span.pieces, span, 1.0, true, false};
+  return with_row_dtype(t, [&](auto tag) {
+    return launch_out<typename decltype(tag)::type>(true, x, m2, mean, a, static_cast<cudaStream_t>(stream));
+  });
+}
+
+extern "C" redux_status redux_cuda_moment_rows_combine(const double *pieces_m2, const double *pieces_mean, void *m2,
+                                                       void *mean, int64_t rows, int64_t n, redux_dtype out,
+                                                       double divisor, int root, void *stream) {
+  using namespace redux;
+  if (rows < 1 || n < 1) return REDUX_ERR_SHAPE;
+  const row_span span = row_pieces(n);
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (out == REDUX_F64) return launch_combine<double>(pieces_m2, pieces_mean, m2, mean, rows, span, divisor, root, s);
+  return with_row_dtype(out, [&](auto tag) {
+    return launch_combine<typename decltype(tag)::type>(pieces_m2, pieces_mean, m2, mean, rows, span, divisor,
+                                                         root != 0, s);
   });
 }

@@ -39,6 +39,28 @@ __device__ __forceinline__ void for_each_row(int64_t rows, Body body) {
     body(row0 + group, row0 + group < rows, lane);
 }
 
+/* Where a kernel's rows lie in x, a [rows, n] array (redux.h, long rows):
+ * kernel row i is piece i % pieces of x's row i / pieces, `piece` elements
+ * long, the last piece of a row shorter where piece does not divide n.
+ * Whole rows are one piece of n (whole_rows). */
+struct row_span {
+  int64_t n, piece, pieces;
+  __host__ __device__ __forceinline__ int64_t piece_length(int64_t j) const {
+    const int64_t left = n - j * piece;
+    return left < piece ? left : piece;
+  }
+  __device__ __forceinline__ int64_t start(int64_t i) const {
+    return pieces == 1 ? i * n : (i / pieces) * n + (i % pieces) * piece;
+  }
+  __device__ __forceinline__ int64_t length(int64_t i) const { return pieces == 1 ? n : piece_length(i % pieces); }
+};
+__host__ __forceinline__ row_span whole_rows(int64_t n) { return row_span{n, n, 1}; }
+__host__ __forceinline__ row_span row_pieces(int64_t n) { return row_span{n, redux_row_piece(n), redux_row_pieces(n)}; }
+
+/* A combine of a row's pieces is a warp's up to this many pieces, else the
+ * block's: a function of n alone. */
+constexpr int64_t kWarpCombineMaxPieces = 512;
+
 /* The blocks that give every row of `rows` a group of WIDTH lanes. */
 template <int WIDTH> __host__ __forceinline__ int64_t blocks_for_rows(int64_t rows) {
   return ceil_div(rows, kBlock / WIDTH);
@@ -75,8 +97,11 @@ template <typename T> __host__ __device__ __forceinline__ bool rows_aligned(cons
   return ((uintptr_t)x % 16 == 0) && ((n * (int64_t)sizeof(T)) % 16 == 0);
 }
 
-template <typename T, int WIDTH> __host__ __forceinline__ bool row_cache_fits(const void *x, int64_t n) {
-  return rows_aligned<T>(x, n) && n * (int64_t)sizeof(T) <= (int64_t)WIDTH * 16 * kCacheVecs;
+/* Whether every kernel row of `span` in x fits the cache: rows of n
+ * aligned (so is each piece: its start is a multiple of 4096 elements on), and
+ * short enough. */
+template <typename T, int WIDTH> __host__ __forceinline__ bool row_cache_fits(const void *x, row_span span) {
+  return rows_aligned<T>(x, span.n) && span.piece * (int64_t)sizeof(T) <= (int64_t)WIDTH * 16 * kCacheVecs;
 }
 
 template <typename T, int WIDTH> struct row_cache {

@@ -132,9 +132,57 @@ at::Tensor exp_rows_backward_meta(const at::Tensor &grad, const at::Tensor &out,
   return at::empty_symint(out.sym_sizes(), out.options());
 }
 
+// Element by element, so the rows are cut into spans of at most kApplySpan elements, one kernel
+// call each (a span is a row of its own to the kernel): long rows spread over the threads.
+constexpr int64_t kApplySpan = 65536;
+
+// The softmax form a.op of a.input's rows from their fp64 parts, into y.
+void apply_cpu(const ExpRows &a, const double *given, at::Tensor &y) {
+  const int64_t n = a.n, spans = (n + kApplySpan - 1) / kApplySpan;
+  const auto *in = static_cast<const char *>(a.input.const_data_ptr());
+  auto *out = static_cast<char *>(y.mutable_data_ptr());
+  const int64_t size = a.input.element_size();
+  std::atomic<int> failed{REDUX_OK};
+  at::parallel_for(0, a.rows * spans, std::max<int64_t>(1, kCpuPieceElements / std::min(n, kApplySpan)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t k = begin; k < end; ++k) {
+                       const int64_t row = k / spans, start = (k % spans) * kApplySpan;
+                       const int64_t at = (row * n + start) * size;
+                       const redux_status st = redux_cpu_exp_rows_apply(
+                           a.op, in + at, given + 2 * row, out + at, 0, 1, std::min(kApplySpan, n - start), a.dtype);
+                       if (st != REDUX_OK) failed.store(st);
+                     }
+                   });
+  check_status(kExpRowsApplyOp, (redux_status)failed.load());
+}
+
+// Rows cut into pieces (cut_into_pieces): the pieces' parts over the threads, each row's
+// combined (into y for logsumexp and parts, else into the rows' parts, then applied).
+void exp_rows_pieces_cpu(const ExpRows &a, at::Tensor &y) {
+  const at::Tensor pieces = row_pieces_buffer(a.input, a.rows, a.n, 2);
+  const void *in = a.input.const_data_ptr();
+  double *parts = pieces.mutable_data_ptr<double>();
+  run_cpu_rows(kExpRowsOp, pieces.numel() / 2, redux_row_piece(a.n), [&](int64_t begin, int64_t end) {
+    return redux_cpu_exp_row_pieces(in, parts, begin, end, a.n, a.dtype);
+  });
+  const bool reduces = a.op == REDUX_EXP_LOGSUMEXP || a.op == REDUX_EXP_PARTS;
+  const at::Tensor rows_parts = reduces ? y : at::empty({a.rows, 2}, pieces.options());
+  void *combined = rows_parts.mutable_data_ptr();
+  const redux_exp_op combine = reduces ? a.op : REDUX_EXP_PARTS;
+  run_cpu_rows(kExpRowsOp, a.rows, redux_row_pieces(a.n), [&](int64_t begin, int64_t end) {
+    return redux_cpu_exp_rows_combine(combine, parts, combined, begin, end, a.n, a.dtype);
+  });
+  if (!reduces) apply_cpu(a, rows_parts.const_data_ptr<double>(), y);
+}
+
 at::Tensor exp_rows_cpu(const at::Tensor &x, int64_t op) {
   const ExpRows a = exp_rows_args(x, op);
   at::Tensor y = exp_rows_result(a, x);
+  if (a.rows == 0) return y;
+  if (cut_into_pieces(a.n)) {
+    exp_rows_pieces_cpu(a, y);
+    return y;
+  }
   const void *in = a.input.const_data_ptr();
   void *out = y.mutable_data_ptr();
   run_cpu_rows(kExpRowsOp, a.rows, a.n, [&](int64_t begin, int64_t end) {
@@ -143,31 +191,10 @@ at::Tensor exp_rows_cpu(const at::Tensor &x, int64_t op) {
   return y;
 }
 
-// Element by element, so the rows are cut into spans of at most kApplySpan elements, one kernel
-// call each (a span is a row of its own to the kernel): long rows spread over the threads.
-constexpr int64_t kApplySpan = 65536;
-
 at::Tensor exp_rows_apply_cpu(const at::Tensor &x, const at::Tensor &parts, int64_t op) {
   const ExpRowsApply a = exp_rows_apply_args(x, parts, op);
   at::Tensor y = at::empty(x.sizes(), x.options());
-  const int64_t n = a.rows.n, spans = (n + kApplySpan - 1) / kApplySpan;
-  const auto *in = static_cast<const char *>(a.rows.input.const_data_ptr());
-  const double *given = a.parts.const_data_ptr<double>();
-  auto *out = static_cast<char *>(y.mutable_data_ptr());
-  const int64_t size = x.element_size();
-  std::atomic<int> failed{REDUX_OK};
-  at::parallel_for(0, a.rows.rows * spans, std::max<int64_t>(1, kCpuPieceElements / std::min(n, kApplySpan)),
-                   [&](int64_t begin, int64_t end) {
-                     for (int64_t k = begin; k < end; ++k) {
-                       const int64_t row = k / spans, start = (k % spans) * kApplySpan;
-                       const int64_t at = (row * n + start) * size;
-                       const redux_status st = redux_cpu_exp_rows_apply(
-                           a.rows.op, in + at, given + 2 * row, out + at, 0, 1, std::min(kApplySpan, n - start),
-                           a.rows.dtype);
-                       if (st != REDUX_OK) failed.store(st);
-                     }
-                   });
-  check_status(kExpRowsApplyOp, (redux_status)failed.load());
+  apply_cpu(a.rows, a.parts.const_data_ptr<double>(), y);
   return y;
 }
 

@@ -9,12 +9,31 @@
 namespace redux_shim {
 namespace {
 
+// Rows cut into pieces (cut_into_pieces): the pieces' parts, each row's combined (into y for
+// logsumexp and parts, else into the rows' parts, then applied).
+void exp_rows_pieces_cuda(const ExpRows &a, at::Tensor &y, cudaStream_t stream) {
+  const at::Tensor pieces = row_pieces_buffer(a.input, a.rows, a.n, 2);
+  double *parts = pieces.mutable_data_ptr<double>();
+  check_status(kExpRowsOp, redux_cuda_exp_row_pieces(a.input.const_data_ptr(), parts, a.rows, a.n, a.dtype, stream));
+  const bool reduces = a.op == REDUX_EXP_LOGSUMEXP || a.op == REDUX_EXP_PARTS;
+  const at::Tensor rows_parts = reduces ? y : at::empty({a.rows, 2}, pieces.options());
+  check_status(kExpRowsOp, redux_cuda_exp_rows_combine(reduces ? a.op : REDUX_EXP_PARTS, parts,
+                                                       rows_parts.mutable_data_ptr(), a.rows, a.n, a.dtype, stream));
+  if (!reduces)
+    check_status(kExpRowsOp, redux_cuda_exp_rows_apply(a.op, a.input.const_data_ptr(), rows_parts.const_data_ptr<double>(),
+                                                       y.mutable_data_ptr(), a.rows, a.n, a.dtype, stream));
+}
+
 at::Tensor exp_rows_cuda(const at::Tensor &x, int64_t op) {
   const c10::cuda::CUDAGuard guard(x.device());
   const ExpRows a = exp_rows_args(x, op);
   at::Tensor y = exp_rows_result(a, x);
   if (a.rows == 0) return y;
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(x.device().index()).stream();
+  if (cut_into_pieces(a.n)) {
+    exp_rows_pieces_cuda(a, y, stream);
+    return y;
+  }
   check_status(kExpRowsOp, redux_cuda_exp_rows(a.op, a.input.const_data_ptr(), y.mutable_data_ptr(), a.rows, a.n,
                                                a.dtype, stream));
   return y;

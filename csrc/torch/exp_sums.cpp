@@ -1,9 +1,9 @@
 // redux::logsumexp, redux::softmax, redux::log_softmax: torch's signatures
 // and semantics on redux's sums. Over trailing dims of a float32, float16
-// or bfloat16 tensor, rows of up to kRowKernelMaxN elements (row_kernels.h),
-// where no gradient is being recorded: one kernel, redux::_exp_rows (fp64
-// inside); longer rows: that kernel on pieces of each row, combined, then for softmax and
-// log_softmax one more (redux::_exp_rows_apply).
+// or bfloat16 tensor where no gradient is being recorded: redux::_exp_rows
+// (fp64 inside), one kernel, or for rows longer than kRowKernelMaxN
+// (row_kernels.h) its pieces' parts combined by a second and for softmax and
+// log_softmax applied by a third.
 // Otherwise the composite: the shift is redux::amax (exact, its bits the
 // values'), detached: the functions do not depend on
 // it, so neither do their gradients. exp(x - max) is formed in the mean's
@@ -46,54 +46,6 @@ at::Tensor exp_rows(const at::Tensor &x, redux_exp_op op) {
   return handle.call(x, (int64_t)op);
 }
 
-// Rows longer than the row kernel takes (takes_long_rows), cut into pieces (long_row_pieces):
-// each piece's fp64 maximum m_r and sum s_r of exp(x - m_r) (m_r where finite, else 0) by one
-// kernel, then per row, with M the largest m_r, M' = M where finite, else 0, and w_r = m_r where
-// finite, else M': S = sum_r s_r exp(w_r - M') by redux::sum in fp64. A piece of -inf adds 0, one
-// with +inf or NaN makes S so. The pieces depend on n alone, so the bits on values and n alone.
-struct LongRowParts {
-  LongRowPieces pieces;
-  at::Tensor top, shift, sum;  // [rows] fp64: M, M', S
-};
-
-LongRowParts long_row_parts(const at::Tensor &x, const std::vector<int64_t> &reduced) {
-  LongRowParts r{long_row_pieces(x, reduced), {}, {}, {}};
-  const LongRowPieces &p = r.pieces;
-  std::vector<at::Tensor> parts{exp_rows(p.whole, REDUX_EXP_PARTS).reshape({-1, p.per_row, 2})};
-  if (p.tail.defined()) parts.push_back(exp_rows(p.tail, REDUX_EXP_PARTS).unsqueeze(1));
-  const at::Tensor all = parts.size() == 1 ? parts[0] : at::cat(parts, 1);  // [rows, pieces, 2]
-  const at::Tensor m = all.select(2, 0), s = all.select(2, 1);
-  const std::vector<int64_t> over_pieces{1};
-  r.top = extreme_op(REDUX_MAX).call(m, over_pieces, true);
-  r.shift = r.top.masked_fill(r.top.isfinite().logical_not(), 0);
-  const at::Tensor weights = at::where(m.isfinite(), m, r.shift).sub(r.shift).exp();
-  r.sum = sum_op().call(s.mul(weights), over_pieces, false, std::nullopt);
-  r.top = r.top.squeeze(1);
-  r.shift = r.shift.squeeze(1);
-  return r;
-}
-
-// logsumexp of long rows: log(S) + M', torch's values at infinities and NaN.
-at::Tensor long_rows_logsumexp(const at::Tensor &x, const std::vector<int64_t> &reduced, bool keepdim) {
-  const LongRowParts r = long_row_parts(x, reduced);
-  const at::Tensor lse = r.sum.log().add(r.shift).to(x.scalar_type());
-  const at::Tensor &rows = r.pieces.rows;
-  return reduced_shape(lse.view_symint(rows.sym_sizes().slice(0, rows.dim() - 1)), reduced, keepdim);
-}
-
-// softmax or log_softmax of long rows: exp(x - M) / S or (x - M) - log(S) by one kernel
-// (redux::_exp_rows_apply); all NaN where M is not finite, as torch's.
-at::Tensor long_rows_softmax(const at::Tensor &x, const std::vector<int64_t> &reduced, bool log_form) {
-  static const auto apply = c10::Dispatcher::singleton()
-                                .findSchemaOrThrow("redux::_exp_rows_apply", "")
-                                .typed<at::Tensor(const at::Tensor &, const at::Tensor &, int64_t)>();
-  const LongRowParts r = long_row_parts(x, reduced);
-  const at::Tensor sum = r.sum.masked_fill(r.top.isfinite().logical_not(), std::nan(""));
-  const at::Tensor parts = at::stack({r.shift, sum}, 1);
-  const at::Tensor rows = r.pieces.rows.reshape({-1, r.pieces.n});
-  return apply.call(rows, parts, log_form ? REDUX_EXP_LOG_SOFTMAX : REDUX_EXP_SOFTMAX).view_as(x);
-}
-
 at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
   constexpr const char *op = "redux.logsumexp";
   TORCH_CHECK(self.defined(), op, ": argument 'self' is an undefined tensor");
@@ -108,9 +60,8 @@ at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keep
   const std::vector<int64_t> reduced = reduced_dims(op, x, dim);
   if (x.sym_numel() == 0)  // nothing to take a maximum of: log(sum(exp)) as torch does, -inf for empty sums
     return sum_op().call(x.to(wide).exp(), dim, keepdim, std::nullopt).log().to(x.scalar_type());
-  if (takes_row_kernel(x, reduced))
+  if (takes_row_op(x, reduced))
     return reduced_shape(exp_rows(as_rows(x, reduced), REDUX_EXP_LOGSUMEXP), reduced, keepdim);
-  if (takes_long_rows(x, reduced)) return long_rows_logsumexp(x, reduced, keepdim);
   // Non-finite maxima shift by 0, as torch's: the result is then +-inf or nan as the values make it.
   at::Tensor m = shift(x, reduced, wide);
   m = m.masked_fill(m.isfinite().logical_not(), 0);
@@ -129,8 +80,7 @@ at::Tensor softmax_of(const char *op, const at::Tensor &self, int64_t dim, std::
   const at::Tensor x = dtype.has_value() ? self.to(*dtype) : self;
   const std::vector<int64_t> reduced = reduced_dims(op, x, std::vector<int64_t>{dim});
   if (x.sym_numel() == 0) return x.clone();
-  if (takes_row_kernel(x, reduced)) return exp_rows(x, log_form ? REDUX_EXP_LOG_SOFTMAX : REDUX_EXP_SOFTMAX);
-  if (takes_long_rows(x, reduced)) return long_rows_softmax(x, reduced, log_form);
+  if (takes_row_op(x, reduced)) return exp_rows(x, log_form ? REDUX_EXP_LOG_SOFTMAX : REDUX_EXP_SOFTMAX);
   const at::ScalarType wide = mean_sum_dtype(x.scalar_type());
   // Not shifted by 0 where the maximum is infinite: torch's answer there is nan, and so is this one.
   const at::Tensor shifted = shifted_wide(x, shift(x, reduced, wide));

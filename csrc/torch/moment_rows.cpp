@@ -70,7 +70,25 @@ MomentRows sum_squares_each_args(const at::Tensor &x, size_t i) {
 
 namespace {
 
+// Centered rows cut into pieces (cut_into_pieces): the pieces' fp64 moments
+// over the threads, then each row's pieces combined.
+void run_cpu_pieces(const MomentRows &a, double divisor, bool root) {
+  const at::Tensor pieces_m2 = row_pieces_buffer(a.input, a.rows, a.n, 1);
+  const at::Tensor pieces_mean = row_pieces_buffer(a.input, a.rows, a.n, 1);
+  const void *px = a.input.const_data_ptr();
+  double *pm2 = pieces_m2.mutable_data_ptr<double>(), *pmean = pieces_mean.mutable_data_ptr<double>();
+  run_cpu_rows(kMomentRowsOp, pieces_m2.numel(), redux_row_piece(a.n), [&](int64_t begin, int64_t end) {
+    return redux_cpu_moment_row_pieces(px, pm2, pmean, begin, end, a.n, a.dtype);
+  });
+  void *m2 = a.m2.mutable_data_ptr(), *mean = a.mean.mutable_data_ptr();
+  run_cpu_rows(kMomentRowsOp, a.rows, redux_row_pieces(a.n), [&](int64_t begin, int64_t end) {
+    return redux_cpu_moment_rows_combine(pm2, pmean, m2, mean, begin, end, a.n, a.out, divisor, root);
+  });
+}
+
 void run_cpu(const MomentRows &a, double divisor, bool root) {
+  if (a.rows == 0) return;
+  if (a.mean.defined() && cut_into_pieces(a.n)) return run_cpu_pieces(a, divisor, root);
   const void *px = a.input.const_data_ptr();
   void *pm2 = a.m2.mutable_data_ptr(), *pmean = a.mean.defined() ? a.mean.mutable_data_ptr() : nullptr;
   const int centered = a.mean.defined();

@@ -19,6 +19,15 @@ void run_cuda(const char *op, const MomentRows &a, double divisor, bool root) {
   if (a.rows == 0) return;
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.input.device().index()).stream();
   const bool centered = a.mean.defined();
+  if (centered && cut_into_pieces(a.n)) {  // the pieces' fp64 moments, then each row's combined
+    const at::Tensor pieces_m2 = row_pieces_buffer(a.input, a.rows, a.n, 1);
+    const at::Tensor pieces_mean = row_pieces_buffer(a.input, a.rows, a.n, 1);
+    double *pm2 = pieces_m2.mutable_data_ptr<double>(), *pmean = pieces_mean.mutable_data_ptr<double>();
+    check_status(op, redux_cuda_moment_row_pieces(a.input.const_data_ptr(), pm2, pmean, a.rows, a.n, a.dtype, stream));
+    check_status(op, redux_cuda_moment_rows_combine(pm2, pmean, a.m2.mutable_data_ptr(), a.mean.mutable_data_ptr(),
+                                                    a.rows, a.n, a.out, divisor, root, stream));
+    return;
+  }
   check_status(op, redux_cuda_moment_rows(a.input.const_data_ptr(), a.m2.mutable_data_ptr(),
                                           centered ? a.mean.mutable_data_ptr() : nullptr, a.rows, a.n, a.dtype, a.out,
                                           divisor, centered, root, stream));

@@ -40,30 +40,15 @@ bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced) 
   return !gradient_recorded(x);
 }
 
-bool takes_long_rows(const at::Tensor &x, const std::vector<int64_t> &reduced) {
+bool takes_row_op(const at::Tensor &x, const std::vector<int64_t> &reduced) {
   c10::SymInt n;
   if (!row_layout(x, reduced, n)) return false;
-  if (!n.sym_gt(kRowKernelMaxN).guard_bool(__FILE__, __LINE__)) return false;
+  if (!n.sym_ge(1).guard_bool(__FILE__, __LINE__)) return false;
   return !gradient_recorded(x);
 }
 
-int64_t long_row_piece(int64_t n) {
-  int64_t piece = 4096;
-  while (piece < kLongRowPieceMax && piece * 2 <= n / 256) piece *= 2;
-  return piece;
-}
-
-LongRowPieces long_row_pieces(const at::Tensor &x, const std::vector<int64_t> &reduced) {
-  LongRowPieces p;
-  p.rows = as_rows(x, reduced);
-  p.n = p.rows.sym_size(-1).guard_int(__FILE__, __LINE__);  // the pieces are a function of n
-  p.piece = long_row_piece(p.n);
-  p.per_row = p.n / p.piece;
-  const int64_t whole = p.per_row * p.piece;
-  const at::Tensor flat = p.rows.reshape({-1, p.n});
-  p.whole = flat.narrow(1, 0, whole).reshape({-1, p.piece});
-  if (whole < p.n) p.tail = flat.narrow(1, whole, p.n - whole);
-  return p;
+at::Tensor row_pieces_buffer(const at::Tensor &like, int64_t rows, int64_t n, int64_t per_piece) {
+  return at::empty({rows * redux_row_pieces(n) * per_piece}, like.options().dtype(at::kDouble));
 }
 
 at::Tensor as_rows(const at::Tensor &x, const std::vector<int64_t> &reduced) {

@@ -12,8 +12,9 @@
 
 namespace redux_shim {
 
-// The longest row the composites give a row kernel: a row is one block's
-// (CUDA) or one thread's (CPU) work, so longer ones go through redux::sum's
+// The longest row a row kernel takes whole: a row is one block's (CUDA) or
+// one thread's (CPU) work, so _exp_rows and _moment_rows cut longer ones
+// into pieces (cut_into_pieces) and the others leave them to redux::sum's
 // trees. The choice depends on the shape alone, so the bits do too. Python
 // reads it through redux._C.row_kernel_max_n().
 constexpr int64_t kRowKernelMaxN = 1 << 16;
@@ -31,28 +32,15 @@ bool row_kernel_reads(at::ScalarType t);
 // switch's, records none).
 bool takes_row_kernel(const at::Tensor &x, const std::vector<int64_t> &reduced);
 
-// As takes_row_kernel, but for n longer than kRowKernelMaxN: a composite
-// then cuts each row into pieces of long_row_piece(n) elements (the last
-// shorter), gives the pieces to the row kernel in fp64 and combines their
-// results by redux::sum, so the bits still depend on values and n alone.
-bool takes_long_rows(const at::Tensor &x, const std::vector<int64_t> &reduced);
-// The piece length for rows of n > kRowKernelMaxN: about n / 256 (enough
-// pieces to fill a GPU), a power of two in [4096, kLongRowPieceMax].
-int64_t long_row_piece(int64_t n);
-// The longest piece: 8192 float32 elements is the longest row a CUDA block
-// reads into its registers once (rows.cuh, row_cache); a longer piece is
-// read twice from memory by var's two passes.
-constexpr int64_t kLongRowPieceMax = 8192;
+// As takes_row_kernel, for rows of any length: the ops that cut longer
+// rows into pieces inside (_exp_rows, _moment_rows: cut_into_pieces).
+bool takes_row_op(const at::Tensor &x, const std::vector<int64_t> &reduced);
 
-// The pieces of x's long rows (takes_long_rows): rows, x as [..., n];
-// whole, the full pieces as [rows * per_row, piece]; tail, the shorter last
-// piece of each row as [rows, n - per_row * piece], undefined where piece
-// divides n.
-struct LongRowPieces {
-  at::Tensor rows, whole, tail;
-  int64_t n, piece, per_row;
-};
-LongRowPieces long_row_pieces(const at::Tensor &x, const std::vector<int64_t> &reduced);
+// Whether the row ops (_exp_rows, _moment_rows) cut rows of n into pieces
+// (redux.h, long rows), their fp64 results combined by a second kernel.
+inline bool cut_into_pieces(int64_t n) { return n > kRowKernelMaxN; }
+// fp64 room for `per_piece` results of every piece of [rows, n], on like's device.
+at::Tensor row_pieces_buffer(const at::Tensor &like, int64_t rows, int64_t n, int64_t per_piece);
 
 // x as the [..., n] rows a row kernel reads: its reduced (trailing) dims
 // flattened into one.

@@ -1,9 +1,8 @@
 // redux::var, redux::std, redux::var_mean: torch.var's semantics in two
-// passes. Over trailing dims of float32 / float16 / bfloat16 rows of up to
-// kRowKernelMaxN where no gradient is recorded: one kernel on the CPU and
-// CUDA, redux::_moment_rows (fp64 sums; moment_rows*.cpp); longer rows
-// there: that kernel on pieces of each row, the pieces' moments combined
-// (long_rows_var_mean). Otherwise on
+// passes. Over trailing dims of float32 / float16 / bfloat16 rows where no
+// gradient is recorded: redux::_moment_rows on the CPU and CUDA (fp64 sums;
+// moment_rows*.cpp), one kernel, or for rows longer than kRowKernelMaxN
+// its pieces' moments combined by a second. Otherwise on
 // redux::sum: the mean is the sum in the mean's wide dtype (fp64
 // for float32/float64, fp32 for float16/bfloat16) divided once, as
 // redux::mean computes it; the deviations from it are formed in the wide
@@ -35,40 +34,6 @@ const c10::TypedOperatorHandle<MomentRowsFn> &moment_rows_op() {
   return handle;
 }
 
-// (variance or its root, mean) over rows longer than a row kernel takes
-// (takes_long_rows): each row cut into pieces of long_row_piece(n) elements
-// and a shorter last one; each piece's mean and sum of squared deviations
-// by redux::_moment_rows in fp64; combined in fp64 by the parallel-moments
-// rule, every sum by redux::sum: mean = sum(L_r mean_r) / n, M2 = sum(M2_r +
-// L_r (mean_r - mean)^2) over the row's pieces r of L_r elements; one
-// division by `divisor`, one rounding. A row's bits depend on its values
-// and n alone.
-std::tuple<at::Tensor, at::Tensor> long_rows_var_mean(const at::Tensor &self, const std::vector<int64_t> &reduced,
-                                                      double divisor, bool keepdim, bool want_sqrt) {
-  const LongRowPieces p = long_row_pieces(self, reduced);
-  auto [m2, means] = moment_rows_op().call(p.whole, 1.0, false, at::kDouble);
-  m2 = m2.reshape({-1, p.per_row});
-  means = means.reshape({-1, p.per_row});
-  const auto wide = self.options().dtype(at::kDouble);
-  at::Tensor lengths = at::full({p.per_row}, (double)p.piece, wide);
-  if (p.tail.defined()) {
-    const auto [tail_m2, tail_mean] = moment_rows_op().call(p.tail, 1.0, false, at::kDouble);
-    m2 = at::cat({m2, tail_m2.unsqueeze(1)}, 1);
-    means = at::cat({means, tail_mean.unsqueeze(1)}, 1);
-    lengths = at::cat({lengths, at::full({1}, (double)(p.n - p.per_row * p.piece), wide)});
-  }
-  const std::vector<int64_t> over_pieces{1};
-  const at::Tensor mean = sum_op().call(means.mul(lengths), over_pieces, true, std::nullopt).div((double)p.n);
-  const at::Tensor deviation = means.sub(mean);
-  at::Tensor var = sum_op().call(m2.add(lengths.mul(deviation).mul(deviation)), over_pieces, false, std::nullopt)
-                       .div(divisor);
-  if (want_sqrt) var = var.sqrt();
-  const auto leading = p.rows.sym_sizes().slice(0, p.rows.dim() - 1);
-  const at::ScalarType out = self.scalar_type();
-  return {reduced_shape(var.to(out).view_symint(leading), reduced, keepdim),
-          reduced_shape(mean.to(out).view_symint(leading), reduced, keepdim)};
-}
-
 // (variance, mean) of a real floating tensor; the mean keeps the reduced
 // dims when keepdim.
 std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
@@ -83,11 +48,10 @@ std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tenso
   // number: under torch.compile this specializes on it.
   const double n = (double)count.guard_int(__FILE__, __LINE__);
   const double divisor = std::max(0.0, n - correction.value_or(at::Scalar(1)).toDouble());
-  if (takes_row_kernel(self, reduced)) {
+  if (takes_row_op(self, reduced)) {
     const auto [var, mean] = moment_rows_op().call(as_rows(self, reduced), divisor, want_sqrt, std::nullopt);
     return {reduced_shape(var, reduced, keepdim), reduced_shape(mean, reduced, keepdim)};
   }
-  if (takes_long_rows(self, reduced)) return long_rows_var_mean(self, reduced, divisor, keepdim, want_sqrt);
   const at::Tensor mean = sum_op().call(self, dim, true, wide).div(c10::Scalar(count));
   const at::Tensor deviation = shifted_wide(self, mean);
   // fp64 deviations and no gradient: their squares summed in the read (the

@@ -352,8 +352,9 @@ redux_status redux_cuda_exp_rows(redux_exp_op op, const void *x, void *y, int64_
                                  void *stream);
 /* Softmax or log_softmax (op) of rows whose m and s are given, row r's at
  * parts[2 r] and parts[2 r + 1] (REDUX_EXP_PARTS's layout; for rows cut
- * into pieces, the pieces' parts combined by the caller): the formulas
- * above, one rounding to x's dtype. */
+ * into pieces, redux_*_exp_rows_combine's): the formulas above, one
+ * rounding to x's dtype; a row whose m is not finite is all NaN, as the
+ * one-kernel forms give it. */
 redux_status redux_cpu_exp_rows_apply(redux_exp_op op, const void *x, const double *parts, void *y, int64_t row_begin,
                                       int64_t row_end, int64_t n, redux_dtype t);
 redux_status redux_cuda_exp_rows_apply(redux_exp_op op, const void *x, const double *parts, void *y, int64_t rows,
@@ -388,6 +389,67 @@ redux_status redux_cuda_moment_rows(const void *x, void *m2, void *mean, int64_t
  * returns; at most one launch per 128 rows of each width (warp, block). */
 redux_status redux_cuda_sum_squares_each(const void *const *x, const int64_t *n, void *const *m2, int64_t count,
                                          redux_dtype t, double divisor, int root, void *stream);
+
+/* ---- Long rows in pieces (exp_rows.*, moment_rows.* of both backends) -----
+ * A row too long for one thread's or block's fixed tree is cut into
+ * redux_row_pieces(n) pieces: piece j of a row holds its elements
+ * [j L, min(n, (j + 1) L)), L = redux_row_piece(n), the last piece shorter
+ * where L does not divide n. Piece j of row r is result r * P + j (P
+ * pieces a row): each piece is one row of the row kernels above, its fp64
+ * results unrounded, and a second call combines a row's pieces in a fixed
+ * order. The pieces depend on n alone, so a row's bits depend on its
+ * values and n alone. */
+
+/* The longest piece: 8192 float32 elements is the longest row a CUDA block
+ * reads into its registers once (csrc/cuda/rows.cuh, row_cache). */
+#define REDUX_ROW_PIECE_MAX 8192
+/* The piece length: about n / 256 (enough pieces to fill a GPU), a power of
+ * two in [4096, REDUX_ROW_PIECE_MAX]. */
+static inline int64_t redux_row_piece(int64_t n) {
+  int64_t piece = 4096;
+  while (piece < REDUX_ROW_PIECE_MAX && piece * 2 <= n / 256) piece *= 2;
+  return piece;
+}
+static inline int64_t redux_row_pieces(int64_t n) {
+  const int64_t piece = redux_row_piece(n);
+  return (n + piece - 1) / piece;
+}
+
+/* Each piece's maximum and sum of exponentials: parts[2 i] and parts[2 i + 1]
+ * are REDUX_EXP_PARTS of piece i = r P + j, for the pieces [piece_begin,
+ * piece_end) (CPU) or all rows * P (CUDA) of [rows, n]. */
+redux_status redux_cpu_exp_row_pieces(const void *x, double *parts, int64_t piece_begin, int64_t piece_end,
+                                      int64_t n, redux_dtype t);
+redux_status redux_cuda_exp_row_pieces(const void *x, double *parts, int64_t rows, int64_t n, redux_dtype t,
+                                       void *stream);
+/* A row's pieces' parts combined in piece order, in fp64: M = the largest
+ * m_j (NaN if any is), M' = M where finite, else 0, S = the sum of
+ * s_j exp(w_j - M') with w_j = m_j where finite, else M'. op
+ * REDUX_EXP_LOGSUMEXP: y[r] = log(S) + M' rounded once to t; REDUX_EXP_PARTS:
+ * y[2 r] = M, y[2 r + 1] = S (double), the whole row's REDUX_EXP_PARTS. */
+redux_status redux_cpu_exp_rows_combine(redux_exp_op op, const double *parts, void *y, int64_t row_begin,
+                                        int64_t row_end, int64_t n, redux_dtype t);
+redux_status redux_cuda_exp_rows_combine(redux_exp_op op, const double *parts, void *y, int64_t rows, int64_t n,
+                                         redux_dtype t, void *stream);
+
+/* Each piece's mean and sum of squared deviations from it, in fp64:
+ * mean[i] and m2[i] for piece i = r P + j, as redux_*_moment_rows gives a
+ * piece (centered, divisor 1, out float64). */
+redux_status redux_cpu_moment_row_pieces(const void *x, double *m2, double *mean, int64_t piece_begin,
+                                         int64_t piece_end, int64_t n, redux_dtype t);
+redux_status redux_cuda_moment_row_pieces(const void *x, double *m2, double *mean, int64_t rows, int64_t n,
+                                          redux_dtype t, void *stream);
+/* A row's pieces' moments combined by the parallel-moments rule in piece
+ * order, in fp64: mean = (the sum of L_j mean_j) / n, M2 = the sum of
+ * M2_j + L_j (mean_j - mean)^2 (L_j: piece j's length); m2[r] = M2 / divisor
+ * (its root when root) and mean[r] = mean, each rounded once to out (t or
+ * float64). */
+redux_status redux_cpu_moment_rows_combine(const double *pieces_m2, const double *pieces_mean, void *m2, void *mean,
+                                           int64_t row_begin, int64_t row_end, int64_t n, redux_dtype out,
+                                           double divisor, int root);
+redux_status redux_cuda_moment_rows_combine(const double *pieces_m2, const double *pieces_mean, void *m2, void *mean,
+                                            int64_t rows, int64_t n, redux_dtype out, double divisor, int root,
+                                            void *stream);
 
 /* ---- Extremes (csrc/cpu/extremes.c, csrc/cuda/extremes.cu) ---------------
  * The maximum or the minimum of [outer, n, inner] along n (n > 0), in and
