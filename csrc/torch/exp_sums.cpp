@@ -16,7 +16,6 @@
 #include <c10/core/DefaultDtype.h>
 #include <torch/library.h>
 
-#include <cmath>
 #include <vector>
 
 #include "exp_rows.h"

@@ -61,7 +61,7 @@ at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
 
 at::Tensor sum_of_cpu(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim, c10::string_view of,
                       std::optional<at::ScalarType> dtype, int64_t pieces) {
-  TORCH_CHECK(pieces >= 0, "redux._sum_of: argument 'grid' must be >= 0, got ", pieces);
+  TORCH_CHECK(pieces >= 0, kSumOfOp, ": argument 'grid' must be >= 0, got ", pieces);
   const SumPlan plan = plan_sum_of(self, of, dim, keepdim, dtype);
   auto [result, kernel_out] = allocate_outputs(plan);
   if (plan.trivial) return result;

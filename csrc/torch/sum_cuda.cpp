@@ -56,7 +56,7 @@ at::Tensor sum_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
 
 at::Tensor sum_of_cuda(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim, c10::string_view of,
                        std::optional<at::ScalarType> dtype, int64_t grid) {
-  TORCH_CHECK(grid >= 0 && grid <= INT32_MAX, "redux._sum_of: argument 'grid' must be in [0, 2^31), got ", grid);
+  TORCH_CHECK(grid >= 0 && grid <= INT32_MAX, kSumOfOp, ": argument 'grid' must be in [0, 2^31), got ", grid);
   const c10::cuda::CUDAGuard guard(self.device());
   const SumPlan plan = plan_sum_of(self, of, dim, keepdim, dtype);
   auto [result, kernel_out] = allocate_outputs(plan);

@@ -25,7 +25,7 @@ at::Tensor sum_grid_meta(const at::Tensor &self, at::OptionalIntArrayRef dim, bo
 
 at::Tensor sum_of_meta(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim, c10::string_view of,
                        std::optional<at::ScalarType> dtype, int64_t grid) {
-  TORCH_CHECK(grid >= 0, "redux._sum_of: argument 'grid' must be >= 0, got ", grid);
+  TORCH_CHECK(grid >= 0, kSumOfOp, ": argument 'grid' must be >= 0, got ", grid);
   const SumOfSpec s = sum_of_spec(self, of, dim, dtype);
   return at::empty_symint(result_shape<c10::SymInt>(self.sym_sizes(), s.spec.reduced, keepdim),
                           self.options().dtype(s.spec.out_dtype));
