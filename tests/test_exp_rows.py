@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import redux
-from conftest import DEVICES, ROW_CACHE_CASES, on_one_thread, ops_called, random_tensor
+from conftest import DEVICES, ROW_CACHE_CASES, cuda, on_one_thread, ops_called, random_tensor
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # around powers of two, the CUDA warp-per-row limit (4096 bytes: 1024 float32,
@@ -75,6 +75,22 @@ def test_parts_are_a_rows_maximum_and_its_sum_of_exponentials(device, dtype, n):
     shift = torch.where(top.isfinite(), top, 0)
     want = (x64 - shift.unsqueeze(-1)).exp().sum(-1)
     torch.testing.assert_close(parts[:, 1].cpu(), want, rtol=1e-13, atol=0)
+
+
+@cuda
+@pytest.mark.cuda
+def test_the_cpu_and_the_gpu_exp_give_the_same_bits():
+    """The CPU's exp is the GPU's (the same fused multiply-adds in the same
+    order): rows [0, -u] with u in [0, 0.7), whose fp64 sums 1 + exp(-u)
+    keep all but exp's last bit or two, give the same parts on both, and so
+    do rows of a wider range (exp's table and scale)."""
+    g = torch.Generator().manual_seed(21)
+    u = torch.cat([torch.rand(200000, generator=g) * 0.7, torch.rand(50000, generator=g) * 700])
+    x = torch.stack([torch.zeros_like(u), -u], dim=1)
+    cpu = torch.ops.redux._exp_rows(x, 3)
+    gpu = torch.ops.redux._exp_rows(x.cuda(), 3).cpu()
+    differ = (cpu != gpu).any(-1).nonzero().flatten()
+    assert differ.numel() == 0, f"{differ.numel()} rows differ, first at u = {u[differ[0]].item()!r}"
 
 
 @pytest.mark.parametrize("device", DEVICES)

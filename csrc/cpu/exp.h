@@ -1,9 +1,13 @@
 /* redux's exp in fp64 for the CPU row kernels (C11, header-only, static):
- * the algorithm and constants of redux/exp_table.h in plain IEEE arithmetic
- * and table reads, no contraction (-ffp-contract=off), so the scalar form
- * and the four- and eight-lane forms give the same bits on every machine
- * and C library. q is exp(r) - 1's Taylor polynomial to degree 5 (the first
- * term left out is below 2^-54 relative). Within 1.3 ulp on [-708, 709.5]
+ * the algorithm, constants and fused multiply-adds of the GPU's exp64
+ * (csrc/cuda/exp64.cuh), the same operations in the same order, so the
+ * scalar form, the four- and eight-lane forms and the GPU give the same
+ * bits on every machine and C library. The multiply-adds are explicit
+ * (fma(), or the lanes' FMA instructions in the AVX2 and AVX-512 forms)
+ * and nothing else contracts (-ffp-contract=off); a CPU without FMA takes
+ * the baseline form, whose fma() is the C library's, correctly rounded but
+ * slow. q is exp(r) - 1's Taylor polynomial to degree 5 (the first term
+ * left out is below 2^-54 relative). Within 1.3 ulp on [-708, 709.5]
  * (tests/c/exp_accuracy_check.c); below -708 0 (the true value is under
  * 2^-1021, lost beside a row maximum's 1; exp(-inf) = 0), above 709.5 inf,
  * NaN for NaN. Branch-free, so the loops that call it vectorize.
@@ -20,19 +24,19 @@
 
 static const double redux_exp2_table[64] = {REDUX_EXP2_TABLE};
 
-/* q = exp(r) - 1 to degree 5 by Horner's rule; CONST(c) makes c of r's type. */
-#define EXP_POLY(q, r, CONST)                 \
-  do {                                        \
-    q = CONST(1.0 / 120.0);                   \
-    q = q * (r) + CONST(1.0 / 24.0);          \
-    q = q * (r) + CONST(1.0 / 6.0);           \
-    q = q * (r) + CONST(0.5);                 \
-    q = q * (r) + CONST(1.0);                 \
-    q = q * (r);                              \
+/* q = exp(r) - 1 to degree 5 by Horner's rule; FMA(a, b, c) is a * b + c
+ * rounded once, CONST(c) makes c of r's type. */
+#define EXP_POLY(q, r, CONST, FMA)                       \
+  do {                                                   \
+    q = FMA(r, CONST(1.0 / 120.0), CONST(1.0 / 24.0));   \
+    q = FMA(q, r, CONST(1.0 / 6.0));                     \
+    q = FMA(q, r, CONST(0.5));                           \
+    q = FMA(q, r, CONST(1.0));                           \
+    q = q * (r);                                         \
   } while (0)
 
 static inline double redux_exp(double x) {
-  const double kd = x * REDUX_EXP_TO_STEPS + REDUX_EXP_SHIFTER;
+  const double kd = fma(x, REDUX_EXP_TO_STEPS, REDUX_EXP_SHIFTER);
   uint64_t kbits, sbits;
   const double shifter = REDUX_EXP_SHIFTER;
   memcpy(&kbits, &kd, sizeof kbits);
@@ -40,40 +44,45 @@ static inline double redux_exp(double x) {
   /* K + 1023 * 64, >= 0 for x >= -708; other lanes are replaced below */
   const uint64_t u = kbits - sbits + REDUX_EXP_BIAS_STEPS;
   const double kf = kd - REDUX_EXP_SHIFTER;
-  const double r = (x - kf * REDUX_EXP_STEP_HI) - kf * REDUX_EXP_STEP_LO;
+  const double r = fma(-kf, REDUX_EXP_STEP_LO, fma(-kf, REDUX_EXP_STEP_HI, x));
   double q;
-  EXP_POLY(q, r, (double));
+  EXP_POLY(q, r, (double), fma);
   const double t = redux_exp2_table[u & 63];
   const uint64_t bits = (u >> 6) << 52; /* 2^(K >> 6); K >> 6 = 1024 gives inf */
   double scale;
   memcpy(&scale, &bits, sizeof scale);
-  return x < REDUX_EXP_LOW ? 0.0 : x > REDUX_EXP_HIGH ? (double)INFINITY : (t + t * q) * scale;
+  return x < REDUX_EXP_LOW ? 0.0 : x > REDUX_EXP_HIGH ? (double)INFINITY : fma(t, q, t) * scale;
 }
 
 /* redux_exp on the lanes of a vector, the same bits: V the vector type, VU
- * its unsigned integer lanes, GATHER(j) the table's entries j. */
-#define EXP_LANES(NAME, ATTR, V, VU, SPLAT, SELECT, GATHER)                                             \
-  static inline __attribute__((always_inline)) ATTR V NAME(V x) {                                       \
-    const V kd = x * SPLAT(REDUX_EXP_TO_STEPS) + SPLAT(REDUX_EXP_SHIFTER);                              \
-    const VU u = (VU)kd - (VU)SPLAT(REDUX_EXP_SHIFTER) + REDUX_EXP_BIAS_STEPS;                          \
-    const V kf = kd - SPLAT(REDUX_EXP_SHIFTER);                                                         \
-    const V r = (x - kf * SPLAT(REDUX_EXP_STEP_HI)) - kf * SPLAT(REDUX_EXP_STEP_LO);                    \
-    V q;                                                                                                \
-    EXP_POLY(q, r, SPLAT);                                                                              \
-    const V t = GATHER(u & 63);                                                                         \
-    const VU bits = (u >> 6) << 52;                                                                     \
-    return SELECT(x < SPLAT(REDUX_EXP_LOW), SPLAT(0.0),                                                 \
-                  SELECT(x > SPLAT(REDUX_EXP_HIGH), SPLAT((double)INFINITY), (t + t * q) * (V)bits));   \
+ * its unsigned integer lanes, FMA its lanes' fused multiply-add, GATHER(j)
+ * the table's entries j. */
+#define EXP_LANES(NAME, ATTR, V, VU, SPLAT, SELECT, FMA, GATHER)                                  \
+  static inline __attribute__((always_inline)) ATTR V NAME(V x) {                                 \
+    const V kd = FMA(x, SPLAT(REDUX_EXP_TO_STEPS), SPLAT(REDUX_EXP_SHIFTER));                     \
+    const VU u = (VU)kd - (VU)SPLAT(REDUX_EXP_SHIFTER) + REDUX_EXP_BIAS_STEPS;                    \
+    const V kf = kd - SPLAT(REDUX_EXP_SHIFTER);                                                   \
+    const V r = FMA(-kf, SPLAT(REDUX_EXP_STEP_LO), FMA(-kf, SPLAT(REDUX_EXP_STEP_HI), x));        \
+    V q;                                                                                          \
+    EXP_POLY(q, r, SPLAT, FMA);                                                                   \
+    const V t = GATHER(u & 63);                                                                   \
+    const VU bits = (u >> 6) << 52;                                                               \
+    return SELECT(x < SPLAT(REDUX_EXP_LOW), SPLAT(0.0),                                           \
+                  SELECT(x > SPLAT(REDUX_EXP_HIGH), SPLAT((double)INFINITY), FMA(t, q, t) * (V)bits)); \
   }
 static inline __attribute__((always_inline)) v4d exp2_table4(v4u j) {
   return (v4d){redux_exp2_table[j[0]], redux_exp2_table[j[1]], redux_exp2_table[j[2]], redux_exp2_table[j[3]]};
 }
-EXP_LANES(redux_exp4, , v4d, v4u, splat, select4, exp2_table4)
+EXP_LANES(redux_exp4, , v4d, v4u, splat, select4, fma4, exp2_table4)
 #ifdef REDUX_EIGHT_LANES
 static inline __attribute__((always_inline)) REDUX_AVX512 v8d exp2_table8(v8u j) {
   return (v8d)_mm512_i64gather_pd((__m512i)j, redux_exp2_table, 8);
 }
-EXP_LANES(redux_exp8, REDUX_AVX512, v8d, v8u, splat8, select8, exp2_table8)
+EXP_LANES(redux_exp8, REDUX_AVX512, v8d, v8u, splat8, select8, fma8, exp2_table8)
+static inline __attribute__((always_inline)) REDUX_AVX2_FMA v4d exp2_table4_avx2(v4u j) {
+  return (v4d)_mm256_i64gather_pd(redux_exp2_table, (__m256i)j, 8);
+}
+EXP_LANES(redux_exp4_avx2, REDUX_AVX2_FMA, v4d, v4u, splat4_avx2, select4, fma4_avx2, exp2_table4_avx2)
 #endif
 
 #endif /* REDUX_CPU_EXP_H */

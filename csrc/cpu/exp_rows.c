@@ -63,11 +63,13 @@ static REDUX_HOT double load_row(const void *x, int64_t row, int64_t n, redux_dt
 EXP_SUM(exp_sum4, REDUX_HOT, v4d, 4, redux_exp4, splat)
 #ifdef REDUX_EIGHT_LANES
 EXP_SUM(exp_sum8, REDUX_AVX512, v8d, 8, redux_exp8, splat8)
+EXP_SUM(exp_sum4_avx2, REDUX_AVX2_FMA, v4d, 4, redux_exp4_avx2, splat4_avx2)
 #endif
 
 static double exp_sum(const double *d, double *e, int64_t n, double shift) {
 #ifdef REDUX_EIGHT_LANES
   if (redux_cpu_eight_lanes()) return exp_sum8(d, e, n, shift);
+  if (redux_cpu_fma_lanes()) return exp_sum4_avx2(d, e, n, shift);
 #endif
   return exp_sum4(d, e, n, shift);
 }
@@ -136,12 +138,17 @@ redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t
 EXP_VALUES(exp_values4, REDUX_HOT, v4d, 4, redux_exp4, splat)
 #ifdef REDUX_EIGHT_LANES
 EXP_VALUES(exp_values8, REDUX_AVX512, v8d, 8, redux_exp8, splat8)
+EXP_VALUES(exp_values4_avx2, REDUX_AVX2_FMA, v4d, 4, redux_exp4_avx2, splat4_avx2)
 #endif
 
 static void exp_values(double *d, int64_t n, double shift) {
 #ifdef REDUX_EIGHT_LANES
   if (redux_cpu_eight_lanes()) {
     exp_values8(d, n, shift);
+    return;
+  }
+  if (redux_cpu_fma_lanes()) {
+    exp_values4_avx2(d, n, shift);
     return;
   }
 #endif
@@ -224,12 +231,17 @@ redux_status redux_cpu_exp_rows_combine(redux_exp_op op, const double *parts, vo
 BACKWARD_VALUES(backward_values4, REDUX_HOT, v4d, 4, redux_exp4, splat)
 #ifdef REDUX_EIGHT_LANES
 BACKWARD_VALUES(backward_values8, REDUX_AVX512, v8d, 8, redux_exp8, splat8)
+BACKWARD_VALUES(backward_values4_avx2, REDUX_AVX2_FMA, v4d, 4, redux_exp4_avx2, splat4_avx2)
 #endif
 
 static void backward_values(double *g, const double *y, int64_t n, double s, int log_form) {
 #ifdef REDUX_EIGHT_LANES
   if (redux_cpu_eight_lanes()) {
     backward_values8(g, y, n, s, log_form);
+    return;
+  }
+  if (redux_cpu_fma_lanes()) {
+    backward_values4_avx2(g, y, n, s, log_form);
     return;
   }
 #endif

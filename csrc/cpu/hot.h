@@ -14,6 +14,10 @@
  * lane as the four-lane forms, so the same bits. */
 #define REDUX_EIGHT_LANES 1
 #define REDUX_AVX512 __attribute__((target("avx512f")))
+/* The four-lane exp forms in AVX2 with FMA instructions, for CPUs with
+ * both (redux_cpu_fma_lanes): the multiply-adds the source calls for, the
+ * table read as one gather; the baseline's fma is the C library's. */
+#define REDUX_AVX2_FMA __attribute__((target("avx2,fma")))
 /* REDUX_HOT with an AVX-512 clone as well, for integer loops (the extremes'
  * keys): every clone does the same integer operations. */
 #define REDUX_HOT_WIDE __attribute__((target_clones("avx512f", "avx2", "default")))

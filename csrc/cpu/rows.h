@@ -23,6 +23,11 @@ typedef int64_t v4i __attribute__((vector_size(32)));
 typedef uint64_t v4u __attribute__((vector_size(32)));
 static inline __attribute__((always_inline)) v4d splat(double v) { return (v4d){v, v, v, v}; }
 static inline __attribute__((always_inline)) v4d select4(v4i mask, v4d yes, v4d no) { return (v4d)(((v4i)yes & mask) | ((v4i)no & ~mask)); }
+/* a * b + c rounded once, lane by lane (the baseline forms: the C library's fma) */
+static inline __attribute__((always_inline)) v4d fma4(v4d a, v4d b, v4d c) {
+  return (v4d){__builtin_fma(a[0], b[0], c[0]), __builtin_fma(a[1], b[1], c[1]), __builtin_fma(a[2], b[2], c[2]),
+               __builtin_fma(a[3], b[3], c[3])};
+}
 
 #ifdef REDUX_EIGHT_LANES
 #include <immintrin.h>
@@ -35,6 +40,25 @@ typedef uint64_t v8u __attribute__((vector_size(64)));
 /* a broadcast: GCC 12 builds the initializer {v, ..., v} lane by lane in AVX-512 code */
 static inline __attribute__((always_inline)) REDUX_AVX512 v8d splat8(double v) { return (v8d)_mm512_set1_pd(v); }
 static inline __attribute__((always_inline)) v8d select8(v8i mask, v8d yes, v8d no) { return (v8d)(((v8i)yes & mask) | ((v8i)no & ~mask)); }
+static inline __attribute__((always_inline)) REDUX_AVX512 v8d fma8(v8d a, v8d b, v8d c) {
+  return (v8d)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c);
+}
+static inline __attribute__((always_inline)) REDUX_AVX2_FMA v4d fma4_avx2(v4d a, v4d b, v4d c) {
+  return (v4d)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c);
+}
+static inline __attribute__((always_inline)) REDUX_AVX2_FMA v4d splat4_avx2(double v) { return (v4d)_mm256_set1_pd(v); }
+
+/* Whether the four-lane AVX2 + FMA forms run where the eight-lane ones do
+ * not: the CPU has both. Read once. Speed only: the same bits. */
+static inline int redux_cpu_fma_lanes(void) {
+  static _Atomic int cached = 0; /* 0 unknown, 1 no, 2 yes */
+  int known = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (!known) {
+    known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 2 : 1;
+    atomic_store_explicit(&cached, known, memory_order_relaxed);
+  }
+  return known == 2;
+}
 
 /* Whether the eight-lane forms run: the CPU has AVX-512F and
  * REDUX_CPU_EIGHT_LANES is not "0" (which tests the four-lane forms'

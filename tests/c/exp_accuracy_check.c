@@ -1,7 +1,7 @@
 /* redux's CPU exp (csrc/cpu/exp.h) against long double expl: the largest
  * error in ulps over random arguments in [-708, 709.5] and the row kernels'
- * range [-40, 0]; the four- and eight-lane forms give the scalar form's
- * bits; the edges (0, -708, 709.5, +-inf, NaN). Built by
+ * range [-40, 0]; the four-lane forms (baseline, and AVX2 with FMA) and
+ * the eight-lane form give the scalar form's bits; the edges (0, -708, 709.5, +-inf, NaN). Built by
  * tests/test_reliability.py with the extension's flags; prints one line
  * "max_ulp X", then "ok" or what failed. */
 #include <math.h>
@@ -29,6 +29,12 @@ static REDUX_AVX512 void exp8(const double *x, double *y) {
   v = redux_exp8(v);
   memcpy(y, &v, sizeof v);
 }
+static REDUX_AVX2_FMA void exp4_avx2(const double *x, double *y) {
+  v4d v;
+  memcpy(&v, x, sizeof v);
+  v = redux_exp4_avx2(v);
+  memcpy(y, &v, sizeof v);
+}
 #endif
 
 int main(void) {
@@ -45,9 +51,10 @@ int main(void) {
     memcpy(&x4, x, sizeof x4);
     const v4d y4 = redux_exp4(x4);
 #ifdef REDUX_EIGHT_LANES
-    double y8[8];
-    const int eight = redux_cpu_eight_lanes();
+    double y8[8], y4x[4];
+    const int eight = redux_cpu_eight_lanes(), fma_lanes = redux_cpu_fma_lanes();
     if (eight) exp8(x, y8);
+    if (fma_lanes) exp4_avx2(x, y4x);
 #endif
     for (int k = 0; k < 8; ++k) {
       const double y = redux_exp(x[k]);
@@ -56,6 +63,7 @@ int main(void) {
       if (k < 4 && !same_bits(y, y4[k])) failed = printf("four lanes differ at %a\n", x[k]);
 #ifdef REDUX_EIGHT_LANES
       if (eight && !same_bits(y, y8[k])) failed = printf("eight lanes differ at %a\n", x[k]);
+      if (fma_lanes && k < 4 && !same_bits(y, y4x[k])) failed = printf("AVX2 + FMA lanes differ at %a\n", x[k]);
 #endif
     }
   }
