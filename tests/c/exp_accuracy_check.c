@@ -1,9 +1,10 @@
 /* redux's CPU exp (csrc/cpu/exp.h) against long double expl: the largest
  * error in ulps over random arguments in [-708, 709.5] and the row kernels'
  * range [-40, 0]; the four-lane forms (baseline, and AVX2 with FMA) and
- * the eight-lane form give the scalar form's bits; the edges (0, -708, 709.5, +-inf, NaN). Built by
- * tests/test_reliability.py with the extension's flags; prints one line
- * "max_ulp X", then "ok" or what failed. */
+ * the eight-lane form give the scalar form's bits; the edges (0, -708,
+ * 709.5, +-inf, NaN). Built by tests/test_reliability.py with the
+ * extension's flags; prints one line "max_ulp X", then "ok" or what
+ * failed. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /* The CPU row kernels' forms give the same bits: built twice by
- * tests/test_reliability.py, as the extension is (the AVX2 clones, and the
- * eight-lane forms where the CPU has AVX-512F) and with
+ * tests/test_reliability.py, as the extension is (the AVX2 clones, the
+ * exp's AVX2 + FMA forms where the CPU has FMA, and the eight-lane forms
+ * where it has AVX-512F) and with
  * -DREDUX_CPU_NO_CLONES (baseline code, four lanes), the first run twice
  * (REDUX_CPU_EIGHT_LANES unset and "0"), and the outputs compared line by
  * line. Rows of float32, float16 and bfloat16 with an offset, lengths
