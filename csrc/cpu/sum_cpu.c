@@ -34,16 +34,16 @@
 #include <string.h>
 
 #include "convert.h"
+#include "hot.h"
 #include "redux/redux.h"
 
 #define LANES 8
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(REDUX_CPU_NO_CLONES)
-#define REDUX_HOT __attribute__((target_clones("avx2", "default")))
+/* the AVX2 + FMA loops (chosen at run time) where hot.h builds clones */
+#ifdef REDUX_EIGHT_LANES
 #define REDUX_FMA_LOOP 1
 #include <immintrin.h>
 #else
-#define REDUX_HOT
 #define REDUX_FMA_LOOP 0
 #endif
 
