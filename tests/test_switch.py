@@ -14,7 +14,8 @@ from redux._dtypes import MEAN_SUM_DTYPE
 
 # the redux ops a routed reduction runs: the sums and the row kernels
 REDUX_REDUCTIONS = {"redux::sum", "redux::mean", "redux::_sum_of", "redux::_one_pass_mean", "redux::_exp_rows",
-                    "redux::_moment_rows", "redux::_sum_squares_rows", "redux::amax", "redux::amin"}
+                    "redux::_moment_rows", "redux::_sum_squares_rows", "redux::_centered_cols", "redux::amax",
+                    "redux::amin"}
 
 
 

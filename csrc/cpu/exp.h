@@ -85,4 +85,37 @@ static inline __attribute__((always_inline)) REDUX_AVX2_FMA v4d exp2_table4_avx2
 EXP_LANES(redux_exp4_avx2, REDUX_AVX2_FMA, v4d, v4u, splat4_avx2, select4, fma4_avx2, exp2_table4_avx2)
 #endif
 
+/* d[i] = exp(d[i] - shift), in place. W: lanes a vector. */
+#define EXP_VALUES(NAME, ATTR, V, W, EXP, SPLAT)                                      \
+  static ATTR __attribute__((unused)) void NAME(double *d, int64_t n, double shift) { \
+    int64_t i = 0;                                                                    \
+    for (; i + W <= n; i += W) {                                                      \
+      V v;                                                                            \
+      memcpy(&v, d + i, sizeof v);                                                    \
+      v = EXP(v - SPLAT(shift));                                                      \
+      memcpy(d + i, &v, sizeof v);                                                    \
+    }                                                                                 \
+    for (; i < n; ++i) d[i] = redux_exp(d[i] - shift);                                \
+  }
+EXP_VALUES(exp_values4, REDUX_HOT, v4d, 4, redux_exp4, splat)
+#ifdef REDUX_EIGHT_LANES
+EXP_VALUES(exp_values8, REDUX_AVX512, v8d, 8, redux_exp8, splat8)
+EXP_VALUES(exp_values4_avx2, REDUX_AVX2_FMA, v4d, 4, redux_exp4_avx2, splat4_avx2)
+#endif
+
+/* The form the CPU runs (the same bits in every form). */
+static inline void redux_exp_values(double *d, int64_t n, double shift) {
+#ifdef REDUX_EIGHT_LANES
+  if (redux_cpu_eight_lanes()) {
+    exp_values8(d, n, shift);
+    return;
+  }
+  if (redux_cpu_fma_lanes()) {
+    exp_values4_avx2(d, n, shift);
+    return;
+  }
+#endif
+  exp_values4(d, n, shift);
+}
+
 #endif /* REDUX_CPU_EXP_H */

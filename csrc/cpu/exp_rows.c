@@ -123,38 +123,6 @@ redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t
   return REDUX_OK;
 }
 
-/* d[i] = exp(d[i] - shift), in place. W: lanes a vector. */
-#define EXP_VALUES(NAME, ATTR, V, W, EXP, SPLAT)                  \
-  static ATTR void NAME(double *d, int64_t n, double shift) {     \
-    int64_t i = 0;                                                \
-    for (; i + W <= n; i += W) {                                  \
-      V v;                                                        \
-      memcpy(&v, d + i, sizeof v);                                \
-      v = EXP(v - SPLAT(shift));                                  \
-      memcpy(d + i, &v, sizeof v);                                \
-    }                                                             \
-    for (; i < n; ++i) d[i] = redux_exp(d[i] - shift);            \
-  }
-EXP_VALUES(exp_values4, REDUX_HOT, v4d, 4, redux_exp4, splat)
-#ifdef REDUX_EIGHT_LANES
-EXP_VALUES(exp_values8, REDUX_AVX512, v8d, 8, redux_exp8, splat8)
-EXP_VALUES(exp_values4_avx2, REDUX_AVX2_FMA, v4d, 4, redux_exp4_avx2, splat4_avx2)
-#endif
-
-static void exp_values(double *d, int64_t n, double shift) {
-#ifdef REDUX_EIGHT_LANES
-  if (redux_cpu_eight_lanes()) {
-    exp_values8(d, n, shift);
-    return;
-  }
-  if (redux_cpu_fma_lanes()) {
-    exp_values4_avx2(d, n, shift);
-    return;
-  }
-#endif
-  exp_values4(d, n, shift);
-}
-
 redux_status redux_cpu_exp_rows_apply(redux_exp_op op, const void *x, const double *parts, void *y, int64_t row_begin,
                                       int64_t row_end, int64_t n, redux_dtype t) {
   if (t != REDUX_F32 && t != REDUX_F16 && t != REDUX_BF16) return REDUX_ERR_DTYPE;
@@ -167,7 +135,7 @@ redux_status redux_cpu_exp_rows_apply(redux_exp_op op, const void *x, const doub
     const int finite = isfinite(m); /* else the row is all NaN */
     load_values(x, row, n, t, d);
     if (op == REDUX_EXP_SOFTMAX) {
-      exp_values(d, n, m);
+      redux_exp_values(d, n, m);
       store_row(y, row, n, t, d, 1, 0.0, finite ? 1.0 / s : NAN);
     } else {
       store_row(y, row, n, t, d, 0, m, finite ? log(s) : NAN);

@@ -3,14 +3,16 @@
 // or bfloat16 tensor where no gradient is being recorded: redux::_exp_rows
 // (fp64 inside), one kernel, or for rows longer than kRowKernelMaxN
 // (row_kernels.h) its pieces' parts combined by a second and for softmax and
-// log_softmax applied by a third.
+// log_softmax applied by a third. logsumexp over other consecutive dims:
+// the maxima by redux::amax, then redux::_centered_cols (the fp64 sums
+// of exp(x - max), log and shift in the kernel).
 // Otherwise the composite: the shift is redux::amax (exact, its bits the
 // values'), detached: the functions do not depend on
 // it, so neither do their gradients. exp(x - max) is formed in the mean's
 // wide dtype (fp64 for float32/float64, fp32 for float16 and bfloat16) and
 // summed by redux::sum in that dtype; one rounding to the result dtype.
 // CompositeImplicitAutograd: autograd, Meta and torch.compile come from
-// redux::sum, redux::_exp_rows and torch's elementwise ops.
+// redux::sum, the kernels' ops and torch's elementwise ops.
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/DefaultDtype.h>
@@ -45,6 +47,15 @@ at::Tensor exp_rows(const at::Tensor &x, redux_exp_op op) {
   return handle.call(x, (int64_t)op);
 }
 
+// logsumexp of [outer, n, inner] along n about the given fp64 maxima (redux::_centered_cols).
+at::Tensor centered_cols(const at::Tensor &x, const at::Tensor &maxima) {
+  static const auto handle =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("redux::_centered_cols", "")
+          .typed<at::Tensor(const at::Tensor &, const at::Tensor &, int64_t, double, bool)>();
+  return handle.call(x, maxima, REDUX_CENTERED_EXPS, 1.0, false);
+}
+
 at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
   constexpr const char *op = "redux.logsumexp";
   TORCH_CHECK(self.defined(), op, ": argument 'self' is an undefined tensor");
@@ -61,6 +72,10 @@ at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keep
     return sum_op().call(x.to(wide).exp(), dim, keepdim, std::nullopt).log().to(x.scalar_type());
   if (takes_row_op(x, reduced))
     return reduced_shape(exp_rows(as_rows(x, reduced), REDUX_EXP_LOGSUMEXP), reduced, keepdim);
+  if (takes_col_op(x, reduced)) {  // the maxima as centers: the kernel shifts by finite ones only
+    const at::Tensor maxima = as_col_centers(shift(x, reduced, at::kDouble), x, reduced);
+    return cols_reduced_shape(centered_cols(as_cols(x, reduced), maxima), x, reduced, keepdim);
+  }
   // Non-finite maxima shift by 0, as torch's: the result is then +-inf or nan as the values make it.
   at::Tensor m = shift(x, reduced, wide);
   m = m.masked_fill(m.isfinite().logical_not(), 0);

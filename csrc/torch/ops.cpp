@@ -197,6 +197,12 @@ static void define_composites(torch::Library &m) {
   // of its dtype, the same bits), for the switch's _foreach_norm: one call
   // (xs not empty: the dispatcher needs a tensor to dispatch on).
   define(m, "_sum_squares_each(Tensor[] xs, float divisor, bool root) -> Tensor[]", {at::Tag::pt2_compliant_tag});
+  // Internal: x's [outer, n, inner] column sums about fp64 centers [outer,
+  // inner] (centered_cols*.cpp), in x's dtype: of (x - c)^2 over a divisor
+  // (op 0; root: its square root), or logsumexp about c (op 1), for var and
+  // logsumexp over a dim that is not the last.
+  define(m, "_centered_cols(Tensor x, Tensor center, int op, float divisor=1., bool root=False) -> Tensor",
+         {at::Tag::pt2_compliant_tag});
   // torch.logsumexp's, torch.softmax's and torch.log_softmax's signatures
   // and semantics, on redux::sum and _exp_rows (exp_sums.cpp).
   define(m, "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});

@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 
 #include "plan.h"
@@ -60,6 +61,52 @@ at::Tensor reduced_shape(const at::Tensor &r, const std::vector<int64_t> &reduce
   at::Tensor kept = r;
   for (size_t i = 0; i < reduced.size(); ++i) kept = kept.unsqueeze(-1);
   return kept;
+}
+
+namespace {
+
+// x's sizes before, in and after the reduced run of dims.
+std::array<c10::SymInt, 3> cols_sizes(const at::Tensor &x, const std::vector<int64_t> &reduced) {
+  std::array<c10::SymInt, 3> s{1, 1, 1};
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    const int part = d < reduced.front() ? 0 : d <= reduced.back() ? 1 : 2;
+    s[part] = s[part] * x.sym_size(d);
+  }
+  return s;
+}
+
+}  // namespace
+
+bool takes_col_op(const at::Tensor &x, const std::vector<int64_t> &reduced) {
+  if (reduced.empty() || reduced.back() >= x.dim() - 1) return false;
+  for (size_t i = 1; i < reduced.size(); ++i)
+    if (reduced[i] != reduced[i - 1] + 1) return false;
+  if (!row_kernel_reads(x.scalar_type())) return false;
+  const c10::DeviceType d = x.device().type();
+  if (d != c10::DeviceType::CPU && d != c10::DeviceType::CUDA && d != c10::DeviceType::Meta) return false;
+  if (!x.sym_numel().sym_ge(1).guard_bool(__FILE__, __LINE__)) return false;
+  return !gradient_recorded(x);
+}
+
+at::Tensor as_cols(const at::Tensor &x, const std::vector<int64_t> &reduced) {
+  const auto s = cols_sizes(x, reduced);
+  return x.reshape_symint(s);
+}
+
+at::Tensor as_col_centers(const at::Tensor &t, const at::Tensor &x, const std::vector<int64_t> &reduced) {
+  const auto s = cols_sizes(x, reduced);
+  return t.reshape_symint({s[0], s[2]});
+}
+
+at::Tensor cols_reduced_shape(const at::Tensor &r, const at::Tensor &x, const std::vector<int64_t> &reduced,
+                              bool keepdim) {
+  std::vector<c10::SymInt> shape;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    const bool gone = d >= reduced.front() && d <= reduced.back();
+    if (!gone) shape.push_back(x.sym_size(d));
+    else if (keepdim) shape.push_back(1);
+  }
+  return r.view_symint(shape);
 }
 
 void run_cpu_rows(const char *op, int64_t rows, int64_t n,

@@ -50,6 +50,21 @@ at::Tensor as_rows(const at::Tensor &x, const std::vector<int64_t> &reduced);
 // shape: the reduced dims dropped, or kept as size 1 when keepdim.
 at::Tensor reduced_shape(const at::Tensor &r, const std::vector<int64_t> &reduced, bool keepdim);
 
+// True where redux::_centered_cols computes a composite over x's `reduced`
+// dims: consecutive dims that do not end at x's last (those are rows), x
+// not empty, a dtype the kernels read, a device they run on (CPU, CUDA,
+// meta), no gradient recorded through the call.
+bool takes_col_op(const at::Tensor &x, const std::vector<int64_t> &reduced);
+// x as the [outer, n, inner] _centered_cols reads (a view where x is dense).
+at::Tensor as_cols(const at::Tensor &x, const std::vector<int64_t> &reduced);
+// t (any shape of x's kept dims' count of elements, as the keepdim
+// reductions give) as the [outer, inner] _centered_cols takes.
+at::Tensor as_col_centers(const at::Tensor &t, const at::Tensor &x, const std::vector<int64_t> &reduced);
+// _centered_cols's [outer, inner] result r in the reduction's shape: x's
+// kept dims, and size-1 reduced ones when keepdim.
+at::Tensor cols_reduced_shape(const at::Tensor &r, const at::Tensor &x, const std::vector<int64_t> &reduced,
+                              bool keepdim);
+
 // x - shift in the wide dtype (shift's), a new tensor: the composites'
 // deviations and shifted values. On the CPU a whole-tensor cast, then the
 // subtraction in place: torch's mixed-dtype broadcasting arithmetic is

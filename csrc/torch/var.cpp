@@ -1,10 +1,12 @@
 // redux::var, redux::std, redux::var_mean: torch.var's semantics in two
-// passes. Over trailing dims of float32 / float16 / bfloat16 rows where no
-// gradient is recorded: redux::_moment_rows on the CPU and CUDA (fp64 sums;
+// passes, where no gradient is recorded on float32 / float16 / bfloat16:
+// over trailing dims redux::_moment_rows on the CPU and CUDA (fp64 sums;
 // moment_rows*.cpp), one kernel, or for rows longer than kRowKernelMaxN
-// its pieces' moments combined by a second. Otherwise on
-// redux::sum: the mean is the sum in the mean's wide dtype (fp64
-// for float32/float64, fp32 for float16/bfloat16) divided once, as
+// its pieces' moments combined by a second; over other consecutive dims
+// the mean (below), then redux::_centered_cols: the squared
+// deviations from it summed in fp64, divided and rounded in the kernel.
+// Otherwise on redux::sum: the mean is the sum in the mean's wide dtype
+// (fp64 for float32/float64, fp32 for float16/bfloat16) divided once, as
 // redux::mean computes it; the deviations from it are formed in the wide
 // dtype and their squares summed by redux::sum in that dtype; one division
 // by max(0, N - correction), one rounding to the result dtype (fp64
@@ -12,7 +14,7 @@
 // read, the same bits). Complex
 // inputs: the variances of the real and imaginary parts, added (torch's
 // definition). CompositeImplicitAutograd: autograd, Meta and torch.compile
-// come from redux::sum, redux::_moment_rows and torch's elementwise ops.
+// come from redux::sum, the kernels' ops and torch's elementwise ops.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
@@ -31,6 +33,14 @@ using MomentRowsFn = std::tuple<at::Tensor, at::Tensor>(const at::Tensor &, doub
 const c10::TypedOperatorHandle<MomentRowsFn> &moment_rows_op() {
   static const auto handle =
       c10::Dispatcher::singleton().findSchemaOrThrow("redux::_moment_rows", "").typed<MomentRowsFn>();
+  return handle;
+}
+
+using CenteredColsFn = at::Tensor(const at::Tensor &, const at::Tensor &, int64_t, double, bool);
+
+const c10::TypedOperatorHandle<CenteredColsFn> &centered_cols_op() {
+  static const auto handle =
+      c10::Dispatcher::singleton().findSchemaOrThrow("redux::_centered_cols", "").typed<CenteredColsFn>();
   return handle;
 }
 
@@ -53,6 +63,13 @@ std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tenso
     return {reduced_shape(var, reduced, keepdim), reduced_shape(mean, reduced, keepdim)};
   }
   const at::Tensor mean = sum_op().call(self, dim, true, wide).div(c10::Scalar(count));
+  if (takes_col_op(self, reduced)) {
+    const at::Tensor var = centered_cols_op().call(as_cols(self, reduced),
+                                                   as_col_centers(mean.to(at::kDouble), self, reduced),
+                                                   REDUX_CENTERED_SQUARES, divisor, want_sqrt);
+    const at::Tensor m = keepdim ? mean : mean.squeeze(reduced);
+    return {cols_reduced_shape(var, self, reduced, keepdim), m.to(out)};
+  }
   const at::Tensor deviation = shifted_wide(self, mean);
   // fp64 deviations and no gradient: their squares summed in the read (the
   // same products and tree as summing deviation * deviation, one pass less)

@@ -451,6 +451,59 @@ redux_status redux_cuda_moment_rows_combine(const double *pieces_m2, const doubl
                                             int64_t rows, int64_t n, redux_dtype out, double divisor, int root,
                                             void *stream);
 
+/* ---- Column sums about a center (centered_cols.*: both backends) ---------
+ * [outer, n, inner] of t (float32, float16 or bfloat16) along n (n > 0,
+ * inner > 0), about a center c per column (center: fp64 [outer, inner]),
+ * in fp64, into y: [outer, inner] of t, each result rounded once:
+ *   REDUX_CENTERED_SQUARES  S = the sum of (x - c)^2 (the product rounded,
+ *                           then the sum: no fused multiply-add);
+ *                           y = S / divisor, or its root when root (var, std)
+ *   REDUX_CENTERED_EXPS     c' = c where finite, else 0 (torch's rule);
+ *                           S = the sum of exp(x - c') (redux's exp);
+ *                           y = log(S) + c' (logsumexp)
+ * The tree: n is cut into chunks of L = redux_centered_cols_chunk(shape, t)
+ * rows; a chunk's rows are added in row order, from zero; a column's chunk
+ * sums then in REDUX_CENTERED_RUNS runs of R = ceil(chunks / RUNS)
+ * consecutive chunks, each in chunk order, then the runs in order. L depends
+ * on the shape and t alone and both backends add in this order, so the bits
+ * are the same on the CPU and on every GPU. partials: fp64 room for the
+ * chunk sums, [outer, chunks, inner]. */
+typedef enum redux_centered {
+  REDUX_CENTERED_SQUARES = 0,
+  REDUX_CENTERED_EXPS = 1
+} redux_centered;
+
+#define REDUX_CENTERED_RUNS 8
+/* Chunks enough that outer * chunks * (inner / 16 bytes' elements) work
+ * items fill a GPU (about 65536 of them), of at least 32 rows, a power of
+ * two (a chunk's sums are 1/16 of its float32 reads or less). */
+static inline int64_t redux_centered_cols_chunk(redux_shape s, redux_dtype t) {
+  const int64_t vec = 16 / redux_dtype_size(t);
+  const int64_t slots = s.outer * ((s.inner + vec - 1) / vec);
+  const int64_t wanted = slots >= 65536 ? 1 : (65536 + slots - 1) / slots;
+  int64_t rows = 32;
+  while (rows < s.n && rows * wanted < s.n) rows *= 2;
+  return rows;
+}
+static inline int64_t redux_centered_cols_chunks(redux_shape s, redux_dtype t) {
+  const int64_t rows = redux_centered_cols_chunk(s, t);
+  return (s.n + rows - 1) / rows;
+}
+
+/* CPU: the chunk sums of items [item_begin, item_end) (item i = o * chunks +
+ * c: chunk c of slice o) into partials; then y of columns [col_begin,
+ * col_end) (column k = o * inner + j) from all of them. */
+redux_status redux_cpu_centered_cols_chunks(redux_centered op, const void *x, const double *center,
+                                            double *partials, redux_shape shape, redux_dtype t, int64_t item_begin,
+                                            int64_t item_end);
+redux_status redux_cpu_centered_cols_finish(redux_centered op, const double *partials, const double *center, void *y,
+                                            redux_shape shape, redux_dtype t, double divisor, int root,
+                                            int64_t col_begin, int64_t col_end);
+/* CUDA: both, two launches on `stream`. */
+redux_status redux_cuda_centered_cols(redux_centered op, const void *x, const double *center, double *partials,
+                                      void *y, redux_shape shape, redux_dtype t, double divisor, int root,
+                                      void *stream);
+
 /* ---- Extremes (csrc/cpu/extremes.c, csrc/cuda/extremes.cu) ---------------
  * The maximum or the minimum of [outer, n, inner] along n (n > 0), in and
  * out of one dtype t: float32, float64, float16, bfloat16 or int64. Exact,

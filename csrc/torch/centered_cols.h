@@ -1,0 +1,27 @@
+// redux::_centered_cols (centered_cols.cpp, centered_cols_cuda.cpp): a
+// [outer, n, inner] tensor's column sums about given centers in one call per
+// backend (redux.h's column sums about a center): the variance (or standard
+// deviation) or the logsumexp over a dim that is not the last, for the
+// composites of var.cpp and exp_sums.cpp.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "redux/redux.h"
+
+namespace redux_shim {
+
+constexpr const char *kCenteredColsOp = "redux._centered_cols";
+
+// The checked arguments of a call: x contiguous, its [outer, n, inner], the
+// kernels' dtype and the result ([outer, inner], x's dtype).
+struct CenteredCols {
+  at::Tensor input, center;
+  redux_shape shape;
+  redux_dtype dtype;
+  redux_centered op;
+  at::Tensor result;
+};
+CenteredCols centered_cols_args(const at::Tensor &x, const at::Tensor &center, int64_t op);
+
+}  // namespace redux_shim
