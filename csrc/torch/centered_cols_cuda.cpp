@@ -11,8 +11,8 @@ namespace redux_shim {
 namespace {
 
 at::Tensor centered_cols_cuda(const at::Tensor &x, const at::Tensor &center, int64_t op, double divisor, bool root) {
+  const CenteredCols a = centered_cols_args(x, center, op);  // first: a CPU 'x' is named, not the guard's
   const c10::cuda::CUDAGuard guard(x.device());
-  const CenteredCols a = centered_cols_args(x, center, op);
   const redux_shape s = a.shape;
   const at::Tensor partials =
       at::empty({s.outer * redux_centered_cols_chunks(s, a.dtype) * s.inner}, x.options().dtype(at::kDouble));

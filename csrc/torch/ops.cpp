@@ -164,18 +164,8 @@ static void define(torch::Library &m, const std::string &schema, const std::vect
   redux_shim::refuse_other_backends(m, schema.substr(0, schema.find('(')).c_str());
 }
 
-// The ops on redux's sums with torch's signatures beside sum and mean, and
-// the one-kernel exponential sums of rows they call.
-static void define_composites(torch::Library &m) {
-  // torch.amax's and torch.amin's signatures and semantics, on the extreme
-  // kernels (extremes*.cpp).
-  for (const char *name : {"amax", "amin"})
-    define(m, std::string(name) + "(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-           {at::Tag::pt2_compliant_tag});
-  // Internal: the largest (largest) or smallest |x| of a floating tensor in
-  // one read, for vector_norm's infinity norms where no gradient is recorded.
-  define(m, "_extreme_abs(Tensor self, int[1] dim, bool keepdim, bool largest) -> Tensor",
-         {at::Tag::pt2_compliant_tag});
+// var, std, var_mean and the one-kernel moments they call.
+static void define_moments(torch::Library &m) {
   // torch.var's, torch.std's and torch.var_mean's signatures and semantics,
   // two passes on redux::sum (var.cpp).
   for (const char *name : {"var", "std"})
@@ -203,6 +193,21 @@ static void define_composites(torch::Library &m) {
   // logsumexp over a dim that is not the last.
   define(m, "_centered_cols(Tensor x, Tensor center, int op, float divisor=1., bool root=False) -> Tensor",
          {at::Tag::pt2_compliant_tag});
+}
+
+// The ops on redux's sums with torch's signatures beside sum and mean, and
+// the one-kernel exponential sums of rows they call.
+static void define_composites(torch::Library &m) {
+  // torch.amax's and torch.amin's signatures and semantics, on the extreme
+  // kernels (extremes*.cpp).
+  for (const char *name : {"amax", "amin"})
+    define(m, std::string(name) + "(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+           {at::Tag::pt2_compliant_tag});
+  // Internal: the largest (largest) or smallest |x| of a floating tensor in
+  // one read, for vector_norm's infinity norms where no gradient is recorded.
+  define(m, "_extreme_abs(Tensor self, int[1] dim, bool keepdim, bool largest) -> Tensor",
+         {at::Tag::pt2_compliant_tag});
+  define_moments(m);
   // torch.logsumexp's, torch.softmax's and torch.log_softmax's signatures
   // and semantics, on redux::sum and _exp_rows (exp_sums.cpp).
   define(m, "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});

@@ -45,10 +45,11 @@ const c10::TypedOperatorHandle<CenteredColsFn> &centered_cols_op() {
 }
 
 // (variance, mean) of a real floating tensor; the mean keeps the reduced
-// dims when keepdim.
+// dims when keepdim. Without want_mean the mean may be left undefined (var
+// and std: one rounding of it fewer to launch).
 std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
                                                  const std::optional<at::Scalar> &correction, bool keepdim,
-                                                 bool want_sqrt) {
+                                                 bool want_sqrt, bool want_mean) {
   const at::ScalarType out = self.scalar_type();
   const at::ScalarType wide = mean_sum_dtype(out);
   const std::vector<int64_t> reduced = reduced_dims(op, self, dim);
@@ -67,8 +68,8 @@ std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tenso
     const at::Tensor var = centered_cols_op().call(as_cols(self, reduced),
                                                    as_col_centers(mean.to(at::kDouble), self, reduced),
                                                    REDUX_CENTERED_SQUARES, divisor, want_sqrt);
-    const at::Tensor m = keepdim ? mean : mean.squeeze(reduced);
-    return {cols_reduced_shape(var, self, reduced, keepdim), m.to(out)};
+    const at::Tensor m = !want_mean ? at::Tensor() : keepdim ? mean : mean.squeeze(reduced);
+    return {cols_reduced_shape(var, self, reduced, keepdim), want_mean ? m.to(out) : m};
   }
   const at::Tensor deviation = shifted_wide(self, mean);
   // fp64 deviations and no gradient: their squares summed in the read (the
@@ -84,38 +85,38 @@ std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tenso
 
 std::tuple<at::Tensor, at::Tensor> var_mean_of(const char *op, const at::Tensor &self, at::OptionalIntArrayRef dim,
                                                const std::optional<at::Scalar> &correction, bool keepdim,
-                                               bool want_sqrt) {
+                                               bool want_sqrt, bool want_mean) {
   TORCH_CHECK(self.defined(), op, ": argument 'self' is an undefined tensor");
   if (self.is_complex()) {
     // a listed few, as everywhere in redux: a complex dtype torch adds later is refused until it is listed
     TORCH_CHECK(self.scalar_type() == at::kComplexFloat || self.scalar_type() == at::kComplexDouble, op,
                 ": argument 'self' has dtype ", self.scalar_type(),
                 ", which is not supported (expected complex64 or complex128, as torch.var's CPU kernels)");
-    const auto [var_re, mean_re] = real_var_mean(op, at::real(self), dim, correction, keepdim, false);
-    const auto [var_im, mean_im] = real_var_mean(op, at::imag(self), dim, correction, keepdim, false);
+    const auto [var_re, mean_re] = real_var_mean(op, at::real(self), dim, correction, keepdim, false, want_mean);
+    const auto [var_im, mean_im] = real_var_mean(op, at::imag(self), dim, correction, keepdim, false, want_mean);
     const at::Tensor var = var_re.add(var_im);
-    return {want_sqrt ? var.sqrt() : var, at::complex(mean_re, mean_im)};
+    return {want_sqrt ? var.sqrt() : var, want_mean ? at::complex(mean_re, mean_im) : at::Tensor()};
   }
   const at::ScalarType t = self.scalar_type();
   TORCH_CHECK(at::isFloatingType(t) && to_redux(t).has_value(), op, ": argument 'self' has dtype ", t,
               ", which is not supported (expected float32, float64, float16, bfloat16 or a complex dtype of them; "
               "like torch.var, integers are refused)");
-  return real_var_mean(op, self, dim, correction, keepdim, want_sqrt);
+  return real_var_mean(op, self, dim, correction, keepdim, want_sqrt, want_mean);
 }
 
 at::Tensor var_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar> &correction,
                     bool keepdim) {
-  return std::get<0>(var_mean_of("redux.var", self, dim, correction, keepdim, false));
+  return std::get<0>(var_mean_of("redux.var", self, dim, correction, keepdim, false, false));
 }
 
 at::Tensor std_impl(const at::Tensor &self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar> &correction,
                     bool keepdim) {
-  return std::get<0>(var_mean_of("redux.std", self, dim, correction, keepdim, true));
+  return std::get<0>(var_mean_of("redux.std", self, dim, correction, keepdim, true, false));
 }
 
 std::tuple<at::Tensor, at::Tensor> var_mean_impl(const at::Tensor &self, at::OptionalIntArrayRef dim,
                                                  const std::optional<at::Scalar> &correction, bool keepdim) {
-  return var_mean_of("redux.var_mean", self, dim, correction, keepdim, false);
+  return var_mean_of("redux.var_mean", self, dim, correction, keepdim, false, true);
 }
 
 }  // namespace
