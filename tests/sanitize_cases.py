@@ -2,8 +2,9 @@
 each family and dtype pair, aligned and misaligned inputs, one and several
 chunks, forced grids, the row kernels (moments, sums of squares of each
 tensor of a list, exponential sums) at warp and block widths, the
-extremes (amax / amin: rows, columns, one pass and segments), the ladder
-rungs, the read probe and the contest custom_kernel. Results are checked,
+extremes (amax / amin: rows, columns, one pass and segments), the column
+sums about a center, the ladder rungs, the read probe and the contest
+custom_kernel. Results are checked,
 so a run is also a correctness run. Sizes stay small (the sanitizers slow
 kernels by 10-100x), but for the long wide grids that only a large input
 launches."""
@@ -123,8 +124,31 @@ def check_sum_of():
     return count
 
 
+# column sums about a center: one and many chunks, vectors and single columns
+CENTERED_PROBLEMS = [(1, 7, 3), (2, 300, 64), (1, 4100, 1024), (3, 33, 5)]
+
+
+def check_centered_cols(device="cuda"):
+    """The column sums about a center (both kernels) on aligned and
+    misaligned inputs of each dtype, against fp64."""
+    count = 0
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        for shape in CENTERED_PROBLEMS:
+            n = shape[0] * shape[1] * shape[2]
+            for off in (0, 1):
+                x = random_tensor((n + off,), dtype, device, seed=n + off)[off:].view(shape)
+                ref = x.double()
+                tol = 1e-6 if dtype == torch.float32 else 1e-2
+                var = torch.ops.redux._centered_cols(x, ref.mean(1), 0, float(shape[1]), False).double()
+                assert torch.allclose(var, ref.var(1, correction=0), rtol=tol, atol=0)
+                lse = torch.ops.redux._centered_cols(x, ref.amax(1), 1).double()
+                assert torch.allclose(lse, ref.logsumexp(1), rtol=tol, atol=0)
+                count += 2
+    return count
+
+
 def main():
-    count = check_row_kernels() + check_extremes() + check_sum_of()
+    count = check_row_kernels() + check_extremes() + check_sum_of() + check_centered_cols()
     for shape, dim in PROBLEMS:
         for dtype, out in PAIRS:
             n = 1
