@@ -30,9 +30,11 @@ static void add_exps(double *acc, double *d, const double *c, int64_t n) {
   for (int64_t j = 0; j < n; ++j) acc[j] += d[j];
 }
 
-static int centered_args_ok(redux_centered op, redux_shape s, redux_dtype t) {
-  return (op == REDUX_CENTERED_SQUARES || op == REDUX_CENTERED_EXPS) && s.outer >= 1 && s.n >= 1 &&
-         s.inner >= 1 && (t == REDUX_F32 || t == REDUX_F16 || t == REDUX_BF16);
+/* The arguments' status, as the CUDA entry gives it: a bad op or shape, then a bad dtype. */
+static redux_status centered_args(redux_centered op, redux_shape s, redux_dtype t) {
+  if ((op != REDUX_CENTERED_SQUARES && op != REDUX_CENTERED_EXPS) || s.outer < 1 || s.n < 1 || s.inner < 1)
+    return REDUX_ERR_SHAPE;
+  return t == REDUX_F32 || t == REDUX_F16 || t == REDUX_BF16 ? REDUX_OK : REDUX_ERR_DTYPE;
 }
 
 /* The center a column's terms take: the exponentials' shifts by a finite one only. */
@@ -43,7 +45,8 @@ static double centered_shift(redux_centered op, double c) {
 redux_status redux_cpu_centered_cols_chunks(redux_centered op, const void *x, const double *center,
                                             double *partials, redux_shape s, redux_dtype t, int64_t item_begin,
                                             int64_t item_end) {
-  if (!centered_args_ok(op, s, t)) return REDUX_ERR_DTYPE;
+  const redux_status args = centered_args(op, s, t);
+  if (args != REDUX_OK) return args;
   const int64_t chunk = redux_centered_cols_chunk(s, t), chunks = redux_centered_cols_chunks(s, t);
   if (item_begin < 0 || item_end < item_begin || item_end > s.outer * chunks) return REDUX_ERR_SHAPE;
   double *d = malloc((size_t)s.inner * sizeof *d), *shift = malloc((size_t)s.inner * sizeof *shift);
@@ -74,7 +77,8 @@ redux_status redux_cpu_centered_cols_chunks(redux_centered op, const void *x, co
 redux_status redux_cpu_centered_cols_finish(redux_centered op, const double *partials, const double *center, void *y,
                                             redux_shape s, redux_dtype t, double divisor, int root,
                                             int64_t col_begin, int64_t col_end) {
-  if (!centered_args_ok(op, s, t)) return REDUX_ERR_DTYPE;
+  const redux_status args = centered_args(op, s, t);
+  if (args != REDUX_OK) return args;
   if (col_begin < 0 || col_end < col_begin || col_end > s.outer * s.inner) return REDUX_ERR_SHAPE;
   const int64_t chunks = redux_centered_cols_chunks(s, t);
   const int64_t per = (chunks + REDUX_CENTERED_RUNS - 1) / REDUX_CENTERED_RUNS;

@@ -3,6 +3,7 @@
 // then the columns, fanned out over torch's threads (run_cpu_rows).
 #include "centered_cols.h"
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
 #include "plan.h"
@@ -41,6 +42,15 @@ CenteredCols centered_cols_args(const at::Tensor &x, const at::Tensor &center, i
   check_args(x, center, op);
   return CenteredCols{x.contiguous(),     center.contiguous(),    redux_shape{x.size(0), x.size(1), x.size(2)},
                       *to_redux(x.scalar_type()), (redux_centered)op, result_like(x)};
+}
+
+at::Tensor centered_cols_op(const at::Tensor &x, const at::Tensor &center, redux_centered op, double divisor,
+                            bool root) {
+  static const auto handle =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("redux::_centered_cols", "")
+          .typed<at::Tensor(const at::Tensor &, const at::Tensor &, int64_t, double, bool)>();
+  return handle.call(x, center, op, divisor, root);
 }
 
 namespace {

@@ -24,4 +24,9 @@ struct CenteredCols {
 };
 CenteredCols centered_cols_args(const at::Tensor &x, const at::Tensor &center, int64_t op);
 
+// redux::_centered_cols(x, center, op, divisor, root), called through the
+// dispatcher (the composites: autograd, vmap and fake tensors apply).
+at::Tensor centered_cols_op(const at::Tensor &x, const at::Tensor &center, redux_centered op, double divisor = 1.0,
+                            bool root = false);
+
 }  // namespace redux_shim

@@ -20,6 +20,7 @@
 
 #include <vector>
 
+#include "centered_cols.h"
 #include "exp_rows.h"
 #include "extremes.h"
 #include "plan.h"
@@ -47,15 +48,6 @@ at::Tensor exp_rows(const at::Tensor &x, redux_exp_op op) {
   return handle.call(x, (int64_t)op);
 }
 
-// logsumexp of [outer, n, inner] along n about the given fp64 maxima (redux::_centered_cols).
-at::Tensor centered_cols(const at::Tensor &x, const at::Tensor &maxima) {
-  static const auto handle =
-      c10::Dispatcher::singleton()
-          .findSchemaOrThrow("redux::_centered_cols", "")
-          .typed<at::Tensor(const at::Tensor &, const at::Tensor &, int64_t, double, bool)>();
-  return handle.call(x, maxima, REDUX_CENTERED_EXPS, 1.0, false);
-}
-
 at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
   constexpr const char *op = "redux.logsumexp";
   TORCH_CHECK(self.defined(), op, ": argument 'self' is an undefined tensor");
@@ -74,7 +66,7 @@ at::Tensor logsumexp_impl(const at::Tensor &self, at::IntArrayRef dim, bool keep
     return reduced_shape(exp_rows(as_rows(x, reduced), REDUX_EXP_LOGSUMEXP), reduced, keepdim);
   if (takes_col_op(x, reduced)) {  // the maxima as centers: the kernel shifts by finite ones only
     const at::Tensor maxima = as_col_centers(shift(x, reduced, at::kDouble), x, reduced);
-    return cols_reduced_shape(centered_cols(as_cols(x, reduced), maxima), x, reduced, keepdim);
+    return cols_reduced_shape(centered_cols_op(as_cols(x, reduced), maxima, REDUX_CENTERED_EXPS), x, reduced, keepdim);
   }
   // Non-finite maxima shift by 0, as torch's: the result is then +-inf or nan as the values make it.
   at::Tensor m = shift(x, reduced, wide);

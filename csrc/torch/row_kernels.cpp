@@ -17,6 +17,13 @@ bool row_kernel_reads(at::ScalarType t) {
 
 namespace {
 
+// A dtype the row and column kernels read, on a device they run on.
+bool kernels_take(const at::Tensor &x) {
+  const c10::DeviceType d = x.device().type();
+  return row_kernel_reads(x.scalar_type()) &&
+         (d == c10::DeviceType::CPU || d == c10::DeviceType::CUDA || d == c10::DeviceType::Meta);
+}
+
 // What both row paths need: the trailing dims in order, a dtype the row
 // kernels read, a device they run on; n, the reduced elements.
 bool row_layout(const at::Tensor &x, const std::vector<int64_t> &reduced, c10::SymInt &n) {
@@ -24,9 +31,7 @@ bool row_layout(const at::Tensor &x, const std::vector<int64_t> &reduced, c10::S
   if (x.dim() == 0 || k == 0 || k > x.dim()) return false;
   for (int64_t i = 0; i < k; ++i)
     if (reduced[i] != x.dim() - k + i) return false;  // the trailing dims, in order
-  if (!row_kernel_reads(x.scalar_type())) return false;
-  const c10::DeviceType d = x.device().type();
-  if (d != c10::DeviceType::CPU && d != c10::DeviceType::CUDA && d != c10::DeviceType::Meta) return false;
+  if (!kernels_take(x)) return false;
   n = 1;
   for (int64_t dim : reduced) n = n * x.sym_size(dim);
   return true;
@@ -81,9 +86,7 @@ bool takes_col_op(const at::Tensor &x, const std::vector<int64_t> &reduced) {
   if (reduced.empty() || reduced.back() >= x.dim() - 1) return false;
   for (size_t i = 1; i < reduced.size(); ++i)
     if (reduced[i] != reduced[i - 1] + 1) return false;
-  if (!row_kernel_reads(x.scalar_type())) return false;
-  const c10::DeviceType d = x.device().type();
-  if (d != c10::DeviceType::CPU && d != c10::DeviceType::CUDA && d != c10::DeviceType::Meta) return false;
+  if (!kernels_take(x)) return false;
   if (!x.sym_numel().sym_ge(1).guard_bool(__FILE__, __LINE__)) return false;
   return !gradient_recorded(x);
 }

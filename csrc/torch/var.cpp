@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "centered_cols.h"
 #include "plan.h"
 #include "row_kernels.h"
 
@@ -33,14 +34,6 @@ using MomentRowsFn = std::tuple<at::Tensor, at::Tensor>(const at::Tensor &, doub
 const c10::TypedOperatorHandle<MomentRowsFn> &moment_rows_op() {
   static const auto handle =
       c10::Dispatcher::singleton().findSchemaOrThrow("redux::_moment_rows", "").typed<MomentRowsFn>();
-  return handle;
-}
-
-using CenteredColsFn = at::Tensor(const at::Tensor &, const at::Tensor &, int64_t, double, bool);
-
-const c10::TypedOperatorHandle<CenteredColsFn> &centered_cols_op() {
-  static const auto handle =
-      c10::Dispatcher::singleton().findSchemaOrThrow("redux::_centered_cols", "").typed<CenteredColsFn>();
   return handle;
 }
 
@@ -65,9 +58,8 @@ std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tenso
   }
   const at::Tensor mean = sum_op().call(self, dim, true, wide).div(c10::Scalar(count));
   if (takes_col_op(self, reduced)) {
-    const at::Tensor var = centered_cols_op().call(as_cols(self, reduced),
-                                                   as_col_centers(mean.to(at::kDouble), self, reduced),
-                                                   REDUX_CENTERED_SQUARES, divisor, want_sqrt);
+    const at::Tensor var = centered_cols_op(as_cols(self, reduced), as_col_centers(mean.to(at::kDouble), self, reduced),
+                                            REDUX_CENTERED_SQUARES, divisor, want_sqrt);
     const at::Tensor m = !want_mean ? at::Tensor() : keepdim ? mean : mean.squeeze(reduced);
     return {cols_reduced_shape(var, self, reduced, keepdim), want_mean ? m.to(out) : m};
   }
