@@ -129,8 +129,9 @@ CENTERED_PROBLEMS = [(1, 7, 3), (2, 300, 64), (1, 4100, 1024), (3, 33, 5)]
 
 
 def check_centered_cols(device="cuda"):
-    """The column sums about a center (both kernels) on aligned and
-    misaligned inputs of each dtype, against fp64."""
+    """The column sums about a center (both kernels) and the column
+    softmaxes (three) on aligned and misaligned inputs of each dtype,
+    against fp64."""
     count = 0
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
         for shape in CENTERED_PROBLEMS:
@@ -143,7 +144,11 @@ def check_centered_cols(device="cuda"):
                 assert torch.allclose(var, ref.var(1, correction=0), rtol=tol, atol=0)
                 lse = torch.ops.redux._centered_cols(x, ref.amax(1), 1).double()
                 assert torch.allclose(lse, ref.logsumexp(1), rtol=tol, atol=0)
-                count += 2
+                soft = torch.ops.redux._exp_cols(x, ref.amax(1), 0).double()
+                assert torch.allclose(soft, ref.softmax(1), rtol=tol, atol=1e-6)  # float16 subnormals
+                logs = torch.ops.redux._exp_cols(x, ref.amax(1), 1).double()
+                assert torch.allclose(logs, ref.log_softmax(1), rtol=tol, atol=1e-6)
+                count += 4
     return count
 
 

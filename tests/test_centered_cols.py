@@ -1,10 +1,12 @@
 """redux::_centered_cols, the column sums about a center that var, std,
 var_mean and logsumexp over a dim that is not the last take where no
-gradient is recorded: its tree against a Python model of redux.h's, bit for
-bit; the ops against the fp64 answer on random data with an offset at sizes
-around the chunks' and vectors' boundaries; the same bits on the CPU and
-the GPU, at any alignment and thread count; torch's edge values; when the
-composites take it; compile, vmap, opcheck and its errors."""
+gradient is recorded, and redux::_exp_cols, the softmax and log_softmax
+along such a dim from the same sums: the tree against a Python model of
+redux.h's, bit for bit; the ops against the fp64 answer on random data with
+an offset at sizes around the chunks', vectors' and CPU blocks' boundaries;
+the same bits on the CPU and the GPU, at any alignment and thread count;
+torch's edge values; when the composites take them; compile, vmap, opcheck
+and their errors."""
 import pytest
 import torch
 
@@ -12,11 +14,16 @@ from conftest import DEVICES, HAS_CUDA, cuda, on_one_thread, ops_called, random_
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 SQUARES, EXPS = 0, 1
+SOFTMAX, LOG_SOFTMAX = 0, 1  # redux_exp_op
+SOFTMAXES = ("softmax", "log_softmax")
 RUNS = 8  # REDUX_CENTERED_RUNS
 # (outer, n, inner): n around the 32-row chunk and the unroll of 8, inner
 # around a 16-byte vector and a warp of them
+# around a 16-byte vector and a warp of them; the CPU softmaxes' blocks of
+# 16 columns and 256-row pieces, and the 8192 rows up to which they keep the
+# exponentials
 SHAPES = [(1, 1, 1), (2, 7, 3), (1, 31, 4), (3, 33, 5), (1, 257, 64), (2, 1000, 129), (1, 4097, 1024),
-          (1, 32768, 4), (4, 300, 1)]
+          (1, 32768, 4), (4, 300, 1), (1, 8192, 17), (2, 8193, 16)]
 
 
 def chunk_rows(shape, dtype):
@@ -83,20 +90,24 @@ def reference(x, dim, name):
     return getattr(torch, name)(x64, dim)
 
 
+def within_one_rounding(got, want, dtype):
+    """|got - want| within one rounding of the result (fp64 inside), or both NaN."""
+    info = torch.finfo(dtype)
+    err = (got.double().cpu() - want).abs()
+    return bool(((err <= info.eps * want.abs() + info.tiny * info.eps) | (want.isnan() & got.cpu().isnan())).all())
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", SHAPES)
 def test_the_ops_are_within_one_rounding_of_the_fp64_answer(device, dtype, shape):
     x = random_tensor(shape, dtype, device, seed=shape[1] + shape[2])
-    info = torch.finfo(dtype)
-    for name in ("var", "std", "logsumexp"):
-        got = getattr(torch.ops.redux, name)(x, [1])
+    for name in ("var", "std", "logsumexp") + SOFTMAXES:
+        got = getattr(torch.ops.redux, name)(x, [1] if name in ("var", "std", "logsumexp") else 1)
         want = reference(x, 1, name)
         assert got.dtype == dtype and got.shape == want.shape, name
-        err = (got.double().cpu() - want).abs()
-        # one rounding of the result (fp64 inside; n = 1: var is nan, as torch's)
-        ok = (err <= info.eps * want.abs() + info.tiny * info.eps) | (want.isnan() & got.cpu().isnan())
-        assert ok.all(), (name, err.max().item())
+        # n = 1: var is nan, as torch's
+        assert within_one_rounding(got, want, dtype), (name, (got.double().cpu() - want).abs().max().item())
 
 
 @cuda
@@ -115,12 +126,34 @@ def test_the_cpu_and_the_gpu_give_the_same_bits_at_any_alignment(dtype):
             cpu = centered(x, center, op, divisor, root)
             for y in (gpu, shifted):
                 assert torch.equal(centered(y, center.cuda(), op, divisor, root).cpu(), cpu), (shape, op)
+        for op in (SOFTMAX, LOG_SOFTMAX):
+            cpu = torch.ops.redux._exp_cols(x, maxima, op)
+            for y in (gpu, shifted):
+                assert torch.equal(torch.ops.redux._exp_cols(y, maxima.cuda(), op).cpu(), cpu), (shape, op)
 
 
 def test_the_cpu_bits_do_not_depend_on_the_thread_count():
     x = random_tensor((2, 5000, 33), torch.float32, "cpu", seed=12)
     for op, center in ((SQUARES, x.double().mean(1)), (EXPS, x.double().amax(1))):
         assert torch.equal(on_one_thread(lambda: centered(x, center, op, 3.0)), centered(x, center, op, 3.0))
+    maxima = x.double().amax(1)
+    for op in (SOFTMAX, LOG_SOFTMAX):  # threads' column ranges split the 16-column blocks
+        call = lambda: torch.ops.redux._exp_cols(x, maxima, op)  # noqa: E731
+        assert torch.equal(on_one_thread(call), call()), op
+
+
+def test_the_cpu_softmaxes_take_the_documented_sums():
+    """y = exp(x - c) * (1 / S) and (x - c) - log(S), S by redux.h's tree:
+    the model's (its exp torch's, within 1.3 ulp of redux's in fp64) rounded
+    to float32 gives the same bits for these data, in kept and recomputed
+    exponentials (n above 8192) and across 16-column blocks."""
+    for shape in [(2, 300, 5), (1, 9000, 3), (3, 33, 17)]:
+        x = random_tensor(shape, torch.float32, "cpu", seed=sum(shape))
+        maxima = x.double().amax(1)
+        sums, shift = model_sums(x, maxima, EXPS)
+        d = x.double() - shift.unsqueeze(1)
+        assert torch.equal(torch.ops.redux._exp_cols(x, maxima, SOFTMAX), (d.exp() * (1 / sums).unsqueeze(1)).float())
+        assert torch.equal(torch.ops.redux._exp_cols(x, maxima, LOG_SOFTMAX), (d - sums.log().unsqueeze(1)).float())
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -136,6 +169,9 @@ def test_edge_values_give_torchs_answers(device):
                                    equal_nan=True, msg=str(dtype))
         torch.testing.assert_close(torch.ops.redux.var(x, [0]), torch.var(x.float(), [0]).to(dtype), equal_nan=True,
                                    msg=str(dtype))
+        for name in SOFTMAXES:  # columns of -inf, inf or NaN: all NaN, as torch's
+            torch.testing.assert_close(getattr(torch.ops.redux, name)(x, 0), getattr(torch, name)(x.float(), 0).to(dtype),
+                                       equal_nan=True, msg=f"{name} {dtype}")
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -144,11 +180,14 @@ def test_the_composites_take_it_where_no_gradient_is_recorded(device):
     calls = {"var": lambda t: torch.ops.redux.var(t, [1]),
              "std": lambda t: torch.ops.redux.std(t, [0, 1], correction=0, keepdim=True),
              "var_mean": lambda t: torch.ops.redux.var_mean(t, [1], keepdim=True),
-             "logsumexp": lambda t: torch.ops.redux.logsumexp(t, [0], True)}
+             "logsumexp": lambda t: torch.ops.redux.logsumexp(t, [0], True),
+             "softmax": lambda t: torch.ops.redux.softmax(t, 1),
+             "log_softmax": lambda t: torch.ops.redux.log_softmax(t, -2, torch.float16)}
     for name, call in calls.items():
-        assert "redux::_centered_cols" in ops_called(lambda: call(x)), name
+        op = "redux::_exp_cols" if name in SOFTMAXES else "redux::_centered_cols"
+        assert op in ops_called(lambda: call(x)), name
         g = x.clone().requires_grad_()
-        assert "redux::_centered_cols" not in ops_called(lambda: call(g)), name  # differentiable: the composite
+        assert op not in ops_called(lambda: call(g)), name  # differentiable: the composite
         got, want = call(x), call(g)
         for a, b in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
             assert a.shape == b.shape and a.dtype == b.dtype, name
@@ -157,19 +196,27 @@ def test_the_composites_take_it_where_no_gradient_is_recorded(device):
     for call in (lambda: torch.ops.redux.var(x, [0, 2]), lambda: torch.ops.redux.var(x.double(), [1]),
                  lambda: torch.ops.redux.logsumexp(x, [2])):
         assert "redux::_centered_cols" not in ops_called(call)
+    for call in (lambda: torch.ops.redux.softmax(x.double(), 1), lambda: torch.ops.redux.log_softmax(x, 2)):
+        assert "redux::_exp_cols" not in ops_called(call)
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_compiled_and_vmapped_calls_give_the_eager_bits(device):
     x = random_tensor((64, 6, 33), torch.float32, device, seed=10)
-    step = lambda t: torch.ops.redux.var(t * 0.5, [0]) + torch.ops.redux.logsumexp(t, [0])  # noqa: E731
+    step = lambda t: (torch.ops.redux.var(t * 0.5, [0]) + torch.ops.redux.logsumexp(t, [0])  # noqa: E731
+                      + torch.ops.redux.softmax(t, 0).sum(0) + torch.ops.redux.log_softmax(t, 1)[0])
     assert torch.equal(torch.compile(step, fullgraph=True)(x), step(x))
     assert torch.equal(torch.vmap(lambda s: torch.ops.redux.std(s, [0]), in_dims=1)(x),
                        torch.ops.redux.std(x, [0]))
+    assert torch.equal(torch.vmap(lambda s: torch.ops.redux.softmax(s, 0), in_dims=1, out_dims=1)(x),
+                       torch.ops.redux.softmax(x, 0))
     center = x.double().mean(1)
     torch.library.opcheck(torch.ops.redux._centered_cols.default, (x, center, SQUARES, 5.0, True))
     torch.library.opcheck(torch.ops.redux._centered_cols.default, (x.half(), center, EXPS))
     torch.library.opcheck(torch.ops.redux._centered_cols.default, (x.bfloat16(), center, SQUARES))
+    maxima = x.double().amax(1)
+    torch.library.opcheck(torch.ops.redux._exp_cols.default, (x, maxima, SOFTMAX))
+    torch.library.opcheck(torch.ops.redux._exp_cols.default, (x.half(), maxima, LOG_SOFTMAX))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -188,3 +235,9 @@ def test_bad_arguments_are_named(device):
     for args, message in cases:
         with pytest.raises(RuntimeError, match="redux._centered_cols: " + message):
             torch.ops.redux._centered_cols(*args)
+        if "'op'" not in message:  # the checks the softmaxes' op shares
+            with pytest.raises(RuntimeError, match="redux._exp_cols: " + message):
+                torch.ops.redux._exp_cols(*args)
+    with pytest.raises(RuntimeError, match=r"redux._exp_cols: argument 'op' must be 0 \(softmax\) or 1 "
+                                           r"\(log_softmax\), got 2"):
+        torch.ops.redux._exp_cols(x, c, 2)

@@ -5,7 +5,8 @@
 // (row_kernels.h) its pieces' parts combined by a second and for softmax and
 // log_softmax applied by a third. logsumexp over other consecutive dims:
 // the maxima by redux::amax, then redux::_centered_cols (the fp64 sums
-// of exp(x - max), log and shift in the kernel).
+// of exp(x - max), log and shift in the kernel); softmax and log_softmax
+// along another dim: the maxima, then redux::_exp_cols.
 // Otherwise the composite: the shift is redux::amax (exact, its bits the
 // values'), detached: the functions do not depend on
 // it, so neither do their gradients. exp(x - max) is formed in the mean's
@@ -86,7 +87,12 @@ at::Tensor softmax_of(const char *op, const at::Tensor &self, int64_t dim, std::
   const at::Tensor x = dtype.has_value() ? self.to(*dtype) : self;
   const std::vector<int64_t> reduced = reduced_dims(op, x, std::vector<int64_t>{dim});
   if (x.sym_numel() == 0) return x.clone();
-  if (takes_row_op(x, reduced)) return exp_rows(x, log_form ? REDUX_EXP_LOG_SOFTMAX : REDUX_EXP_SOFTMAX);
+  const redux_exp_op form = log_form ? REDUX_EXP_LOG_SOFTMAX : REDUX_EXP_SOFTMAX;
+  if (takes_row_op(x, reduced)) return exp_rows(x, form);
+  if (takes_col_op(x, reduced)) {
+    const at::Tensor maxima = as_col_centers(shift(x, reduced, at::kDouble), x, reduced);
+    return exp_cols_op(as_cols(x, reduced), maxima, form).view_symint(x.sym_sizes());
+  }
   const at::ScalarType wide = mean_sum_dtype(x.scalar_type());
   // Not shifted by 0 where the maximum is infinite: torch's answer there is nan, and so is this one.
   const at::Tensor shifted = shifted_wide(x, shift(x, reduced, wide));

@@ -193,6 +193,10 @@ static void define_moments(torch::Library &m) {
   // logsumexp over a dim that is not the last.
   define(m, "_centered_cols(Tensor x, Tensor center, int op, float divisor=1., bool root=False) -> Tensor",
          {at::Tag::pt2_compliant_tag});
+  // Internal: softmax (op 0) or log_softmax (1) of x's [outer, n, inner]
+  // along n about its fp64 maxima [outer, inner] (centered_cols*.cpp), x's
+  // shape and dtype, for those ops along a dim that is not the last.
+  define(m, "_exp_cols(Tensor x, Tensor center, int op) -> Tensor", {at::Tag::pt2_compliant_tag});
 }
 
 // The ops on redux's sums with torch's signatures beside sum and mean, and

@@ -504,6 +504,25 @@ redux_status redux_cuda_centered_cols(redux_centered op, const void *x, const do
                                       void *y, redux_shape shape, redux_dtype t, double divisor, int root,
                                       void *stream);
 
+/* ---- Column softmaxes (centered_cols.*: both backends) -------------------
+ * REDUX_EXP_SOFTMAX or REDUX_EXP_LOG_SOFTMAX of [outer, n, inner] of t along
+ * n, given each column's maximum c (center: fp64 [outer, inner]): S = the
+ * sum of exp(x - c') that REDUX_CENTERED_EXPS takes (c' = c where finite,
+ * else 0; the same tree, so the same sums), then
+ *   REDUX_EXP_SOFTMAX      y = exp(x - c') * (1 / S)
+ *   REDUX_EXP_LOG_SOFTMAX  y = (x - c') - log(S)
+ * in fp64, rounded once to t into y ([outer, n, inner]); a column whose c
+ * is not finite is all NaN (torch's answer). The CPU and the GPU give the
+ * same bits (log_softmax's log: the C library's or CUDA's). */
+/* CPU: columns [col_begin, col_end) (column k = o * inner + j). */
+redux_status redux_cpu_exp_cols(redux_exp_op op, const void *x, const double *center, void *y, redux_shape shape,
+                                redux_dtype t, int64_t col_begin, int64_t col_end);
+/* CUDA: the chunk sums into partials (as redux_cuda_centered_cols's), each
+ * column's 1 / S or log(S) (NaN where c is not finite) into by (fp64
+ * [outer, inner]), then y: three launches on `stream`. */
+redux_status redux_cuda_exp_cols(redux_exp_op op, const void *x, const double *center, double *partials, double *by,
+                                 void *y, redux_shape shape, redux_dtype t, void *stream);
+
 /* ---- Extremes (csrc/cpu/extremes.c, csrc/cuda/extremes.cu) ---------------
  * The maximum or the minimum of [outer, n, inner] along n (n > 0), in and
  * out of one dtype t: float32, float64, float16, bfloat16 or int64. Exact,
