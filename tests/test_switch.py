@@ -12,10 +12,11 @@ import redux
 from conftest import DEVICES, cuda, ops_called, random_tensor
 from redux._dtypes import MEAN_SUM_DTYPE
 
-# the redux ops a routed reduction runs: the sums, the row kernels and the column sums about a center
+# the redux ops a routed reduction runs: the sums, the row kernels, the column sums about a center and the
+# column softmaxes
 REDUX_REDUCTIONS = {"redux::sum", "redux::mean", "redux::_sum_of", "redux::_one_pass_mean", "redux::_exp_rows",
-                    "redux::_moment_rows", "redux::_sum_squares_rows", "redux::_centered_cols", "redux::amax",
-                    "redux::amin"}
+                    "redux::_moment_rows", "redux::_sum_squares_rows", "redux::_centered_cols", "redux::_exp_cols",
+                    "redux::amax", "redux::amin"}
 
 
 
