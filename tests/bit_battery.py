@@ -1,4 +1,5 @@
-"""The bit-identity battery: a fixed set of sums whose output bits are
+"""The bit-identity battery: a fixed set of sums (and of softmax,
+log_softmax and logsumexp rows) whose output bits are
 recorded once (tests/bit_digests.json) and must never change unless a change
 of the reduction tree is announced and the digests are re-recorded on
 purpose.
@@ -40,7 +41,8 @@ def make_input(shape, dtype, seed):
 
 
 def _cases():
-    """(name, shape, input dtype, view, dim, result dtype) for every case."""
+    """(name, shape, input dtype, view or exponential op, dim, result dtype)
+    for every case."""
     full_sizes = [1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 65535, 65536, 65537,
                   (1 << 20) - 1, (1 << 20) + 3, (1 << 22) + 1, (1 << 24) + 7, (1 << 26) + 5]
     for n in full_sizes:
@@ -69,6 +71,34 @@ def _cases():
     yield "view_offset_f32", (1 << 20) + 7, torch.float32, "offset1", None, None
     yield "multi_dim_f32", (6, 50, 7, 40), torch.float32, None, [0, 2], None
     yield "keep_all_f64", (9, 11, 13), torch.float64, None, [0, 1, 2], None
+    # The exponential rows (inputs scaled into exp's range): a warp's and the
+    # block's rows, kept in registers or read again, aligned or not, long rows.
+    exp_rows = [(2048, 1024), (300, 512), (1000, 33), (64, 4096), (3, 8200), (7, 70000), (5, 3)]
+    for op in EXP_OPS:
+        for dt in (torch.float32, torch.float16, torch.bfloat16):
+            for shape in exp_rows:
+                yield f"{op}_{str(dt)[6:]}_{shape[0]}x{shape[1]}", shape, dt, op, [-1], None
+
+
+EXP_OPS = ("softmax", "log_softmax", "logsumexp")
+EXP_SCALE = 2.0 ** -18  # a power of two: the scaled values stay exact in fp64
+
+
+def case_input(shape, dt, view, seed):
+    """The battery's input; an exponential op's is scaled about its offset
+    into [-5, 11] in fp64, then rounded to dt."""
+    if view not in EXP_OPS:
+        return make_input(shape, dt, seed)
+    return ((make_input(shape, torch.float64, seed) - 3.0) * EXP_SCALE + 3.0).to(dt)
+
+
+def result(x, view, dim, rdt):
+    """The case's output: the sum, or the exponential op that view names, along dim."""
+    if view in ("softmax", "log_softmax"):
+        return getattr(torch.ops.redux, view)(x, dim[0])
+    if view == "logsumexp":
+        return torch.ops.redux.logsumexp(x, dim)
+    return torch.ops.redux.sum(apply_view(x, view), dim, False, dtype=rdt)
 
 
 def apply_view(x, view):
@@ -90,8 +120,7 @@ def run(device):
     out = {}
     for seed, (name, shape, dt, view, dim, rdt) in enumerate(_cases()):
         shape = (shape,) if isinstance(shape, int) else shape
-        x = apply_view(make_input(shape, dt, 1000 + seed).to(device), view)
-        y = torch.ops.redux.sum(x, dim, False, dtype=rdt)
+        y = result(case_input(shape, dt, view, 1000 + seed).to(device), view, dim, rdt)
         data = y.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
         out[name] = hashlib.sha256(data).hexdigest()
     return out

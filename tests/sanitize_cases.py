@@ -62,6 +62,13 @@ def check_row_kernels():
                     assert torch.equal(torch.ops.redux._exp_rows_apply(x, parts, op), torch.ops.redux._exp_rows(x, op))
                 rows.append(x[1])
                 count += 7
+        for shape in ((5000, 256), (600, 4096)):  # more rows than the grid: groups loop, loading ahead
+            many = random_tensor(shape, dtype, "cuda", seed=shape[0])
+            tol = 1e-6 if dtype == torch.float32 else 1e-2
+            for op in ("softmax", "log_softmax"):
+                want = getattr(many.double(), op)(-1)
+                assert torch.allclose(getattr(torch.ops.redux, op)(many, -1).double(), want, rtol=tol, atol=tol)
+            count += 2
         long = random_tensor((3, 70001), dtype, "cuda", seed=5)  # rows longer than a row kernel takes
         ref = long.double()
         tol = 1e-6 if dtype == torch.float32 else 1e-2

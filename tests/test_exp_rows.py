@@ -231,6 +231,20 @@ def test_bits_depend_on_the_row_alone(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("n, dtype", [(1024, torch.float32), (512, torch.bfloat16), (4096, torch.float32)])
+def test_rows_a_grid_loops_over_keep_their_bits(device, n, dtype):
+    """More rows than the grid holds at once: each group takes several rows
+    in turn (a float32 softmax loads its next row while it finishes one),
+    and every row still has the bits it has alone."""
+    x = random_tensor((9, n), dtype, device, seed=11)
+    many = x.repeat(700 if n <= 1024 else 120, 1)
+    for op in (*OPS, 3):
+        alone = torch.ops.redux._exp_rows(x, op)
+        got = torch.ops.redux._exp_rows(many, op)
+        assert torch.equal(got, alone.repeat(many.shape[0] // 9, *([1] * (alone.dim() - 1)))), OPS.get(op, op)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_the_composites_take_it_where_no_gradient_is_recorded(device):
     x = random_tensor((4, 6, 300), torch.float32, device, seed=8)
     for name, call, op in (("softmax", lambda t: torch.ops.redux.softmax(t, -1), 0),

@@ -4,11 +4,12 @@
  * the backward of the first two in a third.
  *
  * A group of `WIDTH` lanes owns a row (rows.cuh). One read of a row that
- * fits the lanes' registers (row_cache), else up to three (the later ones
- * from cache): the maximum, the fp64 sum of exp(x - m) with lane l
- * taking vectors l, l + WIDTH, ... in order (lane_fold_range) and the lanes
- * combined by the fixed shuffle / block tree, then the outputs. exp is
- * redux's own (exp64.cuh).
+ * fits the lanes' registers (row_cache; a float32 softmax loads its next
+ * row while it writes one), else up to three (the later ones from cache):
+ * the maximum, the fp64 sum of exp(x - m) with lane l taking vectors l,
+ * l + WIDTH, ... in order (lane_fold_range) and the lanes combined by the
+ * fixed shuffle / block tree, then the outputs. exp is redux's own
+ * (exp64.cuh).
  */
 #include <math.h>
 
@@ -31,83 +32,137 @@ struct max_policy {
   static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return (b > a || b != b) ? b : a; }
 };
 
-/* A softmax form's outputs of one row from its shift and `by` (1 / sum or
- * log(sum)): from the cache, or the kept exponentials, as 16-byte stores;
- * else element by element from xr. */
-template <typename T, int WIDTH, bool CACHED, bool KEEP, redux_exp_op OP, typename Kept>
-__device__ __forceinline__ void write_outputs(const row_cache<T, WIDTH> &cache, const Kept &kept,
-                                              const T *__restrict__ xr, T *__restrict__ yr, int64_t n, int lane,
-                                              double shift, double by) {
-  constexpr int VEC = vec_of<T>::value;
-  auto out = [&](T v) {
-    const double d = (double)to_float<T>(v) - shift;
-    return from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp64(d) * by : d - by);
-  };
-  if constexpr (CACHED) {
-#pragma unroll
-    for (int k = 0; k < kCacheVecs; ++k) {
-      if (k >= cache.count) break;
-      T o[VEC];
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) {
-        if constexpr (KEEP) o[e] = from_double<T>(kept[k][e] * by);
-        else o[e] = out(cache.v[k][e]);
-      }
-      store_vec16<T>(yr + cache.at(lane, k), o);
-    }
-  } else {
-    for (int64_t i = lane; i < n; i += WIDTH) yr[i] = out(xr[i]);
+/* exp(d) where d = x - shift: the softmax forms shift by the row's maximum,
+ * so d <= 0 or NaN; logsumexp's shift may be 0 with an element at +inf. */
+template <redux_exp_op OP> __device__ __forceinline__ double exp_shifted(double d) {
+  if constexpr (OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX) return exp64_nonpositive(d);
+  else return exp64(d);
+}
+
+/* A row's results from its maximum m, shift and sum s of exponentials:
+ * logsumexp or the parts at the row's index (lane 0). */
+template <typename T, redux_exp_op OP>
+__device__ __forceinline__ void write_row_result(T *__restrict__ y, int64_t row, int lane, float m, double shift,
+                                                 double s) {
+  if (lane != 0) return;
+  if constexpr (OP == REDUX_EXP_PARTS) {
+    double *parts = reinterpret_cast<double *>(y);  // the caller's double[2 rows]
+    parts[2 * row] = m;
+    parts[2 * row + 1] = s;
+  } else if constexpr (OP == REDUX_EXP_LOGSUMEXP) {
+    y[row] = from_double<T>(log(s) + shift);
   }
 }
 
-/* CACHED: the row is read once into registers (row_cache), and a float32
- * softmax keeps its exponentials there for the outputs; else each pass reads
- * it (from cache after the first). The same arithmetic in the same order. */
-template <typename T, int WIDTH, bool ALIGNED, bool CACHED, redux_exp_op OP>
+/* logsumexp shifts by a finite maximum only (torch's rule): an infinite or
+ * NaN one leaves the values as they are. */
+template <redux_exp_op OP> __device__ __forceinline__ double shift_of(float m) {
+  return ((OP == REDUX_EXP_LOGSUMEXP || OP == REDUX_EXP_PARTS) && !isfinite(m)) ? 0.0 : (double)m;
+}
+
+/* 1 / s for softmax (an fp64 division per element would cost about what
+ * the exponential does), log(s) for log_softmax. */
+template <redux_exp_op OP> __device__ __forceinline__ double output_factor(double s) {
+  return OP == REDUX_EXP_SOFTMAX ? 1.0 / s : log(s);
+}
+
+/* Rows read once into registers (row_cache, 16-byte aligned rows of whole
+ * vectors): the maximum and the sum from there, and a float32 softmax keeps
+ * its exponentials for the outputs, so it loads the next row as soon as
+ * they are kept and those loads are in flight while it finishes this one.
+ * The same arithmetic in the same order as exp_rows_kernel. */
+template <typename T, int WIDTH, redux_exp_op OP>
+__global__ void __launch_bounds__(kBlock)
+exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_span span) {
+  constexpr int VEC = vec_of<T>::value, GROUPS = kBlock / WIDTH;
+  constexpr bool KEEP = OP == REDUX_EXP_SOFTMAX && sizeof(T) == 4;
+  constexpr bool WRITES = OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX;
+  __shared__ float max_scratch[kBlock / 32], max_shared;
+  __shared__ double sum_scratch[kBlock / 32], sum_shared;
+  const int lane = threadIdx.x % WIDTH;
+  const int64_t group = threadIdx.x / WIDTH, step = (int64_t)gridDim.x * GROUPS;
+  row_cache<T, WIDTH> cache;
+  auto fetch = [&](int64_t row0) {
+    const int64_t row = row0 + group;
+    const bool live = row < rows;
+    cache.load(x + (live ? span.start(row) : 0), live ? span.length(row) : 1, lane, live);
+  };
+  int64_t row0 = (int64_t)blockIdx.x * GROUPS;
+  if (KEEP && row0 < rows) fetch(row0);
+  for (; row0 < rows; row0 += step) {
+    const int64_t row = row0 + group;
+    if (!KEEP) fetch(row0);
+    float m = max_policy::zero();
+    cache.each([&](int, int, T v) { m = max_policy::combine(m, to_float<T>(v)); });
+    m = group_reduce<max_policy, WIDTH>(m, max_scratch, &max_shared);
+    const double shift = shift_of<OP>(m);
+    double s = 0.0;
+    double kept[KEEP ? kCacheVecs : 1][KEEP ? VEC : 1];
+    const int count = cache.count;
+    cache.each([&](int k, int e, T v) {
+      const double ex = exp_shifted<OP>((double)to_float<T>(v) - shift);
+      if constexpr (KEEP) kept[k][e] = ex;
+      s += ex;
+    });
+    if (KEEP && row0 + step < rows) fetch(row0 + step);
+    s = group_reduce<fp64_policy, WIDTH>(s, sum_scratch, &sum_shared);
+    if (row >= rows) continue;
+    if constexpr (!WRITES) {
+      write_row_result<T, OP>(y, row, lane, m, shift, s);
+    } else {
+      const double by = output_factor<OP>(s);
+      T *yr = y + span.start(row);
+#pragma unroll
+      for (int k = 0; k < kCacheVecs; ++k) {
+        if (k >= count) break;
+        T o[VEC];
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          if constexpr (KEEP) {
+            o[e] = from_double<T>(kept[k][e] * by);
+          } else {
+            const double d = (double)to_float<T>(cache.v[k][e]) - shift;
+            o[e] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp_shifted<OP>(d) * by : d - by);
+          }
+        }
+        store_vec16<T>(yr + cache.at(lane, k), o);
+      }
+    }
+  }
+}
+
+/* Rows read from memory in each pass (from cache after the first): lane l
+ * takes vectors l, l + WIDTH, ... in order (lane_fold_range). */
+template <typename T, int WIDTH, bool ALIGNED, redux_exp_op OP>
 __global__ void __launch_bounds__(kBlock)
 exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_span span) {
   constexpr int VEC = vec_of<T>::value;
-  constexpr bool KEEP = CACHED && OP == REDUX_EXP_SOFTMAX && sizeof(T) == 4;
   __shared__ float max_scratch[kBlock / 32], max_shared;
   __shared__ double sum_scratch[kBlock / 32], sum_shared;
   for_each_row<WIDTH>(rows, [&](int64_t row, bool live, int lane) {
     const int64_t at = live ? span.start(row) : 0, n = live ? span.length(row) : 1;
     const T *xr = x + at;
-    row_cache<T, WIDTH> cache;
-    if constexpr (CACHED) cache.load(xr, n, lane, live);
-    auto fold = [&](auto &&f) {
-      if constexpr (CACHED) cache.each([&](int, int, T v) { f(v); });
-      else if (live) lane_fold_range<VEC, kExpUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH, f);
-    };
     float m = max_policy::zero();
-    fold([&](T v) { m = max_policy::combine(m, to_float<T>(v)); });
+    if (live)
+      lane_fold_range<VEC, kExpUnroll, ALIGNED, false>(xr, 0, n, lane, WIDTH,
+                                                        [&](T v) { m = max_policy::combine(m, to_float<T>(v)); });
     m = group_reduce<max_policy, WIDTH>(m, max_scratch, &max_shared);
-    /* logsumexp shifts by a finite maximum only (torch's rule): an infinite
-     * or NaN one leaves the values as they are. */
-    const double shift = ((OP == REDUX_EXP_LOGSUMEXP || OP == REDUX_EXP_PARTS) && !isfinite(m)) ? 0.0 : (double)m;
+    const double shift = shift_of<OP>(m);
     double s = 0.0;
-    double kept[KEEP ? kCacheVecs : 1][KEEP ? VEC : 1];
-    if constexpr (KEEP)
-      cache.each([&](int k, int e, T v) {
-        kept[k][e] = exp64((double)to_float<T>(v) - shift);
-        s += kept[k][e];
-      });
-    else
-      fold([&](T v) { s += exp64((double)to_float<T>(v) - shift); });
+    if (live)
+      lane_fold_range<VEC, kExpUnroll, ALIGNED, false>(
+          xr, 0, n, lane, WIDTH, [&](T v) { s += exp_shifted<OP>((double)to_float<T>(v) - shift); });
     s = group_reduce<fp64_policy, WIDTH>(s, sum_scratch, &sum_shared);
     if (!live) return;
-    if constexpr (OP == REDUX_EXP_PARTS) {
-      if (lane == 0) {
-        double *parts = reinterpret_cast<double *>(y);  // the caller's double[2 rows]
-        parts[2 * row] = m;
-        parts[2 * row + 1] = s;
-      }
-    } else if constexpr (OP == REDUX_EXP_LOGSUMEXP) {
-      if (lane == 0) y[row] = from_double<T>(log(s) + shift);
+    if constexpr (OP == REDUX_EXP_PARTS || OP == REDUX_EXP_LOGSUMEXP) {
+      write_row_result<T, OP>(y, row, lane, m, shift, s);
     } else {
-      /* times 1 / s: an fp64 division per element would cost about what the exponential does */
-      const double by = OP == REDUX_EXP_SOFTMAX ? 1.0 / s : log(s);
-      write_outputs<T, WIDTH, CACHED, KEEP, OP>(cache, kept, xr, y + at, n, lane, shift, by);
+      const double by = output_factor<OP>(s);
+      T *yr = y + at;
+      for (int64_t i = lane; i < n; i += WIDTH) {
+        const double d = (double)to_float<T>(xr[i]) - shift;
+        yr[i] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp_shifted<OP>(d) * by : d - by);
+      }
     }
   });
 }
@@ -161,9 +216,9 @@ redux_status launch(const void *x, void *y, int64_t rows, row_span span, cudaStr
   const bool aligned = rows_aligned<T>(x, span.n);
   const bool writes_rows = OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX;
   const bool cached = row_cache_fits<T, WIDTH>(x, span) && (!writes_rows || (uintptr_t)y % 16 == 0);
-  auto kernel = cached    ? exp_rows_kernel<T, WIDTH, true, true, OP>
-                : aligned ? exp_rows_kernel<T, WIDTH, true, false, OP>
-                          : exp_rows_kernel<T, WIDTH, false, false, OP>;
+  auto kernel = cached    ? exp_rows_cached_kernel<T, WIDTH, OP>
+                : aligned ? exp_rows_kernel<T, WIDTH, true, OP>
+                          : exp_rows_kernel<T, WIDTH, false, OP>;
   const int g = grid_for(kernel, blocks_for_rows<WIDTH>(rows), 0);
   kernel<<<g, kBlock, 0, stream>>>(static_cast<const T *>(x), static_cast<T *>(y), rows, span);
   return launch_status();
