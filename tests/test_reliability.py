@@ -53,31 +53,34 @@ def test_cpu_float32_loops_give_the_same_bits(tmp_path):
     prefetches 16 KB ahead; from 2^62, none does; from 64 KB, the inputs of
     64-512 KB prefetch 8 KB ahead and the smaller ones not at all; and with
     REDUX_CPU_PREFETCH=l1 from 0 bytes, every call 8 KB ahead into the L1),
-    against the baseline loop (-DREDUX_CPU_NO_CLONES), on sums that round at
-    every step."""
+    and the column sums' register forms (eight lanes where the CPU has
+    AVX-512F, four with REDUX_CPU_EIGHT_LANES=0), against the baseline loop
+    (-DREDUX_CPU_NO_CLONES), on sums that round at every step."""
     srcs = [os.path.join(ROOT, "tests", "c", "cpu_paths_check.c"), *CPU_KERNELS]
     outs = {}
-    for defines, far, mode in (([], "0", "size"), ([], str(2**62), "size"), ([], str(2**16), "size"),
-                               ([], "0", "l1"), (["-DREDUX_CPU_NO_CLONES"], "0", "size")):
+    for defines, far, mode, lanes in (([], "0", "size", "1"), ([], str(2**62), "size", "1"),
+                                      ([], str(2**16), "size", "1"), ([], "0", "l1", "1"), ([], "0", "size", "0"),
+                                      (["-DREDUX_CPU_NO_CLONES"], "0", "size", "1")):
         exe = tmp_path / ("paths" + "".join(defines))
         if not exe.exists():
             subprocess.run([CC, "-std=c11", "-O2", "-ffp-contract=off", *defines, "-I", os.path.join(ROOT, "include"),
                             *srcs, "-lm", "-o", str(exe)], check=True)
-        env = dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES=far, REDUX_CPU_PREFETCH=mode)
-        outs[exe.name, far, mode] = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
-                                                   env=env).stdout.splitlines()
+        env = dict(os.environ, REDUX_CPU_FAR_PREFETCH_BYTES=far, REDUX_CPU_PREFETCH=mode, REDUX_CPU_EIGHT_LANES=lanes)
+        outs[exe.name, far, mode, lanes] = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                                                          env=env).stdout.splitlines()
     ((far_head, far_from, *far), (near_head, near_from, *near), (mid_head, mid_from, *mid),
-     (l1_head, l1_from, *l1), (base_head, _, *base)) = outs.values()
+     (l1_head, l1_from, *l1), (four_head, _, *four), (base_head, _, *base)) = outs.values()
     assert (far_from, near_from, mid_from, l1_from) == (
         "far prefetch from 0 bytes", f"far prefetch from {2**62} bytes", f"far prefetch from {2**16} bytes",
         "far prefetch from 0 bytes")
     assert base_head == "loop baseline"
     if far_head != "loop avx2+fma":
         pytest.skip("this CPU has no AVX2+FMA (or the compiler no target clones): both builds run the baseline loop")
-    assert near_head == far_head == mid_head == l1_head
-    assert len(far) == len(near) == len(mid) == len(l1) == len(base) > 200
+    assert near_head == far_head == mid_head == l1_head == four_head
+    assert len(far) == len(near) == len(mid) == len(l1) == len(four) == len(base) > 200
+    assert sum(line.startswith("cols ") for line in far) == 40
     for name, other in (("no prefetch", near), ("8 KB and no prefetch by size", mid), ("8 KB into the L1", l1),
-                        ("baseline", base)):
+                        ("four-lane columns", four), ("baseline", base)):
         differ = [f"{a}  vs  {b}" for a, b in zip(far, other) if a != b]
         assert not differ, f"far prefetch against {name}:\n" + "\n".join(differ[:5])
 

@@ -1,7 +1,8 @@
 /* How the CPU kernels' hottest loops are compiled (C11, header-only):
  * REDUX_HOT builds a function twice, for AVX2 and for the baseline, and
  * picks one at load time (GCC's target_clones on x86-64); REDUX_AVX512
- * marks the eight-lane forms for CPUs with AVX-512F (rows.h). Code
+ * marks the eight-lane forms for CPUs with AVX-512F (rows.h, sum_cpu.c's
+ * columns), which redux_cpu_eight_lanes() chooses at run time. Code
  * generation only: the same operations, so the same bits.
  */
 #ifndef REDUX_CPU_HOT_H
@@ -24,6 +25,42 @@
 #else
 #define REDUX_HOT
 #define REDUX_HOT_WIDE
+#endif
+
+#ifdef REDUX_EIGHT_LANES
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* probe()'s answer, asked once: *cache is 0 unknown, 1 no, 2 yes. */
+static inline int answer_once(_Atomic int *cache, int (*probe)(void)) {
+  int known = atomic_load_explicit(cache, memory_order_relaxed);
+  if (!known) {
+    known = probe() ? 2 : 1;
+    atomic_store_explicit(cache, known, memory_order_relaxed);
+  }
+  return known == 2;
+}
+
+static inline int cpu_has_avx2_fma(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+/* Whether the four-lane AVX2 + FMA forms run where the eight-lane ones do
+ * not: the CPU has both. Speed only: the same bits. */
+static inline int redux_cpu_fma_lanes(void) {
+  static _Atomic int cache = 0;
+  return answer_once(&cache, cpu_has_avx2_fma);
+}
+
+static inline int cpu_takes_eight_lanes(void) {
+  const char *env = getenv("REDUX_CPU_EIGHT_LANES");
+  return __builtin_cpu_supports("avx512f") && !(env && !strcmp(env, "0"));
+}
+/* Whether the eight-lane forms run: the CPU has AVX-512F and
+ * REDUX_CPU_EIGHT_LANES is not "0" (which tests the four-lane forms'
+ * bits on such a CPU). Speed only: both forms give the same bits. */
+static inline int redux_cpu_eight_lanes(void) {
+  static _Atomic int cache = 0;
+  return answer_once(&cache, cpu_takes_eight_lanes);
+}
 #endif
 
 #endif

@@ -31,8 +31,6 @@ static inline __attribute__((always_inline)) v4d fma4(v4d a, v4d b, v4d c) {
 
 #ifdef REDUX_EIGHT_LANES
 #include <immintrin.h>
-#include <stdatomic.h>
-#include <stdlib.h>
 
 typedef double v8d __attribute__((vector_size(64)));
 typedef int64_t v8i __attribute__((vector_size(64)));
@@ -48,35 +46,6 @@ static inline __attribute__((always_inline)) REDUX_AVX2_FMA v4d fma4_avx2(v4d a,
 }
 static inline __attribute__((always_inline)) REDUX_AVX2_FMA v4d splat4_avx2(double v) { return (v4d)_mm256_set1_pd(v); }
 
-/* probe()'s answer, asked once: *cache is 0 unknown, 1 no, 2 yes. */
-static inline int answer_once(_Atomic int *cache, int (*probe)(void)) {
-  int known = atomic_load_explicit(cache, memory_order_relaxed);
-  if (!known) {
-    known = probe() ? 2 : 1;
-    atomic_store_explicit(cache, known, memory_order_relaxed);
-  }
-  return known == 2;
-}
-
-static inline int cpu_has_avx2_fma(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
-/* Whether the four-lane AVX2 + FMA forms run where the eight-lane ones do
- * not: the CPU has both. Speed only: the same bits. */
-static inline int redux_cpu_fma_lanes(void) {
-  static _Atomic int cache = 0;
-  return answer_once(&cache, cpu_has_avx2_fma);
-}
-
-static inline int cpu_takes_eight_lanes(void) {
-  const char *env = getenv("REDUX_CPU_EIGHT_LANES");
-  return __builtin_cpu_supports("avx512f") && !(env && !strcmp(env, "0"));
-}
-/* Whether the eight-lane forms run: the CPU has AVX-512F and
- * REDUX_CPU_EIGHT_LANES is not "0" (which tests the four-lane forms'
- * bits on such a CPU). Speed only: both forms give the same bits. */
-static inline int redux_cpu_eight_lanes(void) {
-  static _Atomic int cache = 0;
-  return answer_once(&cache, cpu_takes_eight_lanes);
-}
 #endif
 
 /* Row `row` of t as fp64 into d[0, n). */

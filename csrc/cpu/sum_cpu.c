@@ -397,7 +397,7 @@ __attribute__((target("avx2,fma"))) static void rows_f32_fma(const float *x, flo
   else rows_f32_fma_loop(x, y, r0, r1, n, PF_NONE);
 }
 
-static int has_fma_loop(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+static int has_fma_loop(void) { return redux_cpu_fma_lanes(); }
 
 /* FAR: the prefetch form (PF_*), in the float32 FMA loop only (the one
  * measured); the other loops keep the near prefetch. */
@@ -598,7 +598,7 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
 #define COL_LOOP(ACC_STMT)                                         \
   for (int64_t r = r0; r < r1; ++r) {                              \
     const int64_t row = (o * rows + r) * inner + c0;               \
-    for (int64_t c = 0; c < width; ++c) { ACC_STMT; }              \
+    for (int64_t c = first; c < width; ++c) { ACC_STMT; }          \
   }
 
 /* A mapped reduction's columns: MAP (fabs or square) of each element. */
@@ -607,6 +607,78 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
   else if (in == REDUX_F32) COL_LOOP(hi[c] += MAP(LOAD_F32(x, row + c)))               \
   else if (in == REDUX_F16) COL_LOOP(hi[c] += MAP(LOAD_F16(x, row + c)))               \
   else COL_LOOP(hi[c] += MAP(LOAD_BF16(x, row + c)))
+
+#if REDUX_FMA_LOOP
+/* Float32 columns summed in registers: a vector of W columns an
+ * accumulator, NACC of them, over the rows in order; each column's fp64
+ * adds are COL_LOOP's (x, |x| or x * x rounded, then added), so the same
+ * bits, without a load and a store of the column's sum an element. */
+#define F32_COLS_IN_REGISTERS(NAME, ATTR, VD, W, NACC, CVT, MAP, LOAD, ADD, STORE)               \
+  ATTR static void NAME(const float *x, int64_t pitch, int64_t nrows, int64_t passes, double *hi) { \
+    for (int64_t r0 = 0; r0 < nrows; r0 += COLS_ROW_BLOCK) {                                      \
+      const int64_t r1 = r0 + COLS_ROW_BLOCK < nrows ? r0 + COLS_ROW_BLOCK : nrows;               \
+      for (int64_t k = 0; k < passes; ++k) {                                                      \
+        double *h = hi + k * W * NACC;                                                            \
+        VD acc[NACC];                                                                             \
+        for (int j = 0; j < NACC; ++j) acc[j] = LOAD(h + W * j);                                  \
+        const float *p = x + r0 * pitch + k * W * NACC;                                           \
+        for (int64_t r = r0; r < r1; ++r, p += pitch)                                             \
+          for (int j = 0; j < NACC; ++j) acc[j] = ADD(acc[j], MAP(CVT(p + W * j)));              \
+        for (int j = 0; j < NACC; ++j) STORE(h + W * j, acc[j]);                                  \
+      }                                                                                           \
+    }                                                                                             \
+  }
+#define CVT8(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
+#define CVT4(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+#define VALUE(v) (v)
+#define ABS8(v) _mm512_abs_pd(v)
+#define ABS4(v) _mm256_andnot_pd(_mm256_set1_pd(-0.0), v)
+static inline __attribute__((always_inline)) REDUX_AVX512 __m512d square8(__m512d v) { return _mm512_mul_pd(v, v); }
+static inline __attribute__((always_inline, target("avx2"))) __m256d square4(__m256d v) { return _mm256_mul_pd(v, v); }
+enum { COLS8 = 16 * 8, COLS4 = 12 * 4 }; /* the columns of one pass: 16 zmm or 12 ymm accumulators */
+/* rows a pass takes before the next: a block of 128 rows stays in L1/L2
+ * for the next pass (8 and 32 were slower, no blocking slower for 256 wide) */
+enum { COLS_ROW_BLOCK = 128 };
+F32_COLS_IN_REGISTERS(cols8_values, REDUX_AVX512, __m512d, 8, 16, CVT8, VALUE, _mm512_loadu_pd, _mm512_add_pd,
+                      _mm512_storeu_pd)
+F32_COLS_IN_REGISTERS(cols8_abs, REDUX_AVX512, __m512d, 8, 16, CVT8, ABS8, _mm512_loadu_pd, _mm512_add_pd,
+                      _mm512_storeu_pd)
+F32_COLS_IN_REGISTERS(cols8_squares, REDUX_AVX512, __m512d, 8, 16, CVT8, square8, _mm512_loadu_pd, _mm512_add_pd,
+                      _mm512_storeu_pd)
+F32_COLS_IN_REGISTERS(cols4_values, __attribute__((target("avx2"))), __m256d, 4, 12, CVT4, VALUE, _mm256_loadu_pd,
+                      _mm256_add_pd, _mm256_storeu_pd)
+F32_COLS_IN_REGISTERS(cols4_abs, __attribute__((target("avx2"))), __m256d, 4, 12, CVT4, ABS4, _mm256_loadu_pd,
+                      _mm256_add_pd, _mm256_storeu_pd)
+F32_COLS_IN_REGISTERS(cols4_squares, __attribute__((target("avx2"))), __m256d, 4, 12, CVT4, square4,
+                      _mm256_loadu_pd, _mm256_add_pd, _mm256_storeu_pd)
+
+/* The leading columns of a float32 block [width columns from p, rows
+ * nrows, pitch apart] that the register forms sum into hi; returns how
+ * many (a multiple of their pass, 0 on a CPU without AVX2). */
+static int64_t f32_cols_in_registers(redux_reduction red, const float *p, int64_t pitch, int64_t nrows,
+                                     int64_t width, double *hi) {
+  const int eight = redux_cpu_eight_lanes();
+  if (!eight && !__builtin_cpu_supports("avx2")) return 0;
+  const int64_t pass = eight ? COLS8 : COLS4, passes = width / pass;
+  if (passes == 0) return 0;
+  if (eight) {
+    if (red == REDUX_SUM_OF_ABS) cols8_abs(p, pitch, nrows, passes, hi);
+    else if (red == REDUX_SUM_OF_SQUARES) cols8_squares(p, pitch, nrows, passes, hi);
+    else cols8_values(p, pitch, nrows, passes, hi);
+  } else {
+    if (red == REDUX_SUM_OF_ABS) cols4_abs(p, pitch, nrows, passes, hi);
+    else if (red == REDUX_SUM_OF_SQUARES) cols4_squares(p, pitch, nrows, passes, hi);
+    else cols4_values(p, pitch, nrows, passes, hi);
+  }
+  return passes * pass;
+}
+#else
+static int64_t f32_cols_in_registers(redux_reduction red, const float *p, int64_t pitch, int64_t nrows,
+                                     int64_t width, double *hi) {
+  (void)red, (void)p, (void)pitch, (void)nrows, (void)width, (void)hi;
+  return 0;
+}
+#endif
 
 REDUX_HOT static void cols_item(const void *x, int64_t rows, int64_t inner, int64_t o, int64_t c0, int64_t width,
                                 int64_t r0, int64_t r1, redux_reduction red, redux_dtype in, redux_dtype out,
@@ -619,6 +691,10 @@ REDUX_HOT static void cols_item(const void *x, int64_t rows, int64_t inner, int6
     lo[c] = 0.0;
     iv[c] = 0;
   }
+  /* columns [0, first) summed in registers, the rest below */
+  const int64_t first = in == REDUX_F32 ? f32_cols_in_registers(red, (const float *)x + (o * rows + r0) * inner + c0,
+                                                                 inner, r1 - r0, width, hi)
+                                        : 0;
   if (red == REDUX_SUM_OF_ABS) {
     COL_MAPPED(fabs)
   } else if (red == REDUX_SUM_OF_SQUARES) {

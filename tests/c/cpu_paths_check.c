@@ -4,8 +4,9 @@
  * and the two outputs compared line by line. Inputs: random mantissas at
  * mixed exponents with an offset (sums that round, never exact), lengths
  * around the 32-lane edges, unaligned starts; full partials and rows, and
- * the mapped reductions' full sums (|x|, x * x into float64). The
- * first line names the loop that ran (redux_cpu_float32_loop; the test
+ * the mapped reductions' full sums (|x|, x * x into float64), and column
+ * sums (values, |x|, x * x, mean) of widths around the register passes'
+ * 48 and 128 columns. The first line names the loop that ran (redux_cpu_float32_loop; the test
  * skips when both builds ran the baseline), the second the input size from
  * which it prefetches far (redux_cpu_far_prefetch_bytes). */
 #include <stdio.h>
@@ -46,6 +47,47 @@ static uint64_t mapped_bits(redux_reduction r, const float *x, int64_t n) {
   return b;
 }
 
+/* Reduction r over the columns of x [outer, rows, inner] into `out`, as
+ * an FNV-1a hash of the outputs' bytes. */
+static uint64_t cols_hash(redux_reduction r, const float *x, redux_shape s, redux_dtype out) {
+  const redux_cpu_plan p = redux_cpu_reduce_plan(r, REDUX_COLS, s, REDUX_F32);
+  const int64_t count = s.outer * s.inner;
+  const size_t width = out == REDUX_F64 ? sizeof(double) : sizeof(float);
+  unsigned char *y = malloc((size_t)count * width);
+  redux_cpu_acc *partials = p.partials > 0 ? malloc((size_t)p.partials * sizeof *partials) : NULL;
+  if (redux_cpu_sum_items(&p, REDUX_COLS, s, x, y, partials, 0, p.items, REDUX_F32, out) != REDUX_OK ||
+      (p.finishes > 0 && redux_cpu_sum_finish(&p, REDUX_COLS, s, partials, y, 0, p.finishes, out) != REDUX_OK)) {
+    fprintf(stderr, "status error\n");
+    exit(2);
+  }
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < (size_t)count * width; ++i) h = (h ^ y[i]) * 0x100000001b3ull;
+  free(partials);
+  free(y);
+  return h;
+}
+
+static void print_cols(void) {
+  const int64_t shapes[][3] = {{1, 5, 1},    {1, 33, 47},   {2, 100, 48},  {1, 7, 49},  {1, 300, 127},
+                               {1, 64, 128}, {1, 1000, 129}, {3, 50, 256}, {1, 4100, 300}, {1, 3, 1000}};
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si)
+    for (int start = 0; start < 4; ++start) {
+      const redux_shape s = {shapes[si][0], shapes[si][1], shapes[si][2]};
+      const int64_t count = s.outer * s.n * s.inner;
+      float *buf = malloc((size_t)(count + start) * sizeof(float));
+      for (int64_t i = 0; i < count + start; ++i) buf[i] = sample(0.3f);
+      const float *x = buf + start;
+      printf("cols %lldx%lldx%lld start=%d values=%016llx,%016llx abs=%016llx square=%016llx mean=%016llx\n",
+             (long long)s.outer, (long long)s.n, (long long)s.inner, start,
+             (unsigned long long)cols_hash(REDUX_SUM_OF_VALUES, x, s, REDUX_F32),
+             (unsigned long long)cols_hash(REDUX_SUM_OF_VALUES, x, s, REDUX_F64),
+             (unsigned long long)cols_hash(REDUX_SUM_OF_ABS, x, s, REDUX_F64),
+             (unsigned long long)cols_hash(REDUX_SUM_OF_SQUARES, x, s, REDUX_F64),
+             (unsigned long long)cols_hash(REDUX_MEAN_OF_VALUES, x, s, REDUX_F32));
+      free(buf);
+    }
+}
+
 int main(void) {
   printf("loop %s\n", redux_cpu_float32_loop());
   printf("far prefetch from %lld bytes\n", (long long)redux_cpu_far_prefetch_bytes());
@@ -76,5 +118,6 @@ int main(void) {
                (unsigned long long)mapped_bits(REDUX_SUM_OF_SQUARES, buf + start, n));
         free(buf);
       }
+  print_cols();
   return 0;
 }
