@@ -1,8 +1,9 @@
 /* Exponential sums of rows on the CPU (redux.h, redux_cpu_exp_rows):
  * softmax, log_softmax and logsumexp of [rows, n] along n, C11.
  *
- * One call takes rows [row_begin, row_end) on one thread; each row is read
- * once into fp64 (with its maximum), then the sum of exp(x - m) runs in
+ * One call takes rows [row_begin, row_end) on one thread; its maximum is
+ * taken (float32 rows in place, others as they are read once into fp64),
+ * then the sum of exp(x - m) runs in
  * XLANES fp64 lanes (element i into lane i % XLANES) combined by a fixed
  * pairwise tree, then the outputs are written: a row's bits depend only on
  * its values and n. exp is redux's own (exp.h): plain IEEE arithmetic and
@@ -16,62 +17,113 @@
 #include "exp.h"
 #include "rows.h"
 
-/* The row as fp64 into d[0, n), and its maximum (NaN if any element is). */
+/* A row's maximum as fp64, NaN if any element is: the lanes take element i
+ * into lane i % XLANES, then the lanes in order and the tail, each step
+ * keeping v where v > m or v is NaN (so which zero or NaN, too, is fixed). */
+#define MAX_STEP(m, v) (((v) > (m) || (v) != (v)) ? (v) : (m))
+
+/* The row as fp64 into d[0, n), and its maximum. */
 static REDUX_HOT double load_row(const void *x, int64_t row, int64_t n, redux_dtype t, double *d) {
   load_values(x, row, n, t, d);
-  /* four running maxima of four lanes each, so the compares overlap; then
-   * theirs (a maximum is exact in any order) */
+  /* four running maxima of four lanes each, so the compares overlap */
   v4d m4[4] = {splat(-INFINITY), splat(-INFINITY), splat(-INFINITY), splat(-INFINITY)};
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
+  for (; i + XLANES <= n; i += XLANES)
     for (int k = 0; k < 4; ++k) {
       v4d v;
       memcpy(&v, d + i + 4 * k, sizeof v);
       m4[k] = select4((v > m4[k]) | (v != v), v, m4[k]);
     }
-  double m = -INFINITY;
-  for (int k = 0; k < 4; ++k)
-    for (int j = 0; j < 4; ++j) m = (m4[k][j] > m || m4[k][j] != m4[k][j]) ? m4[k][j] : m;
-  for (; i < n; ++i) m = (d[i] > m || d[i] != d[i]) ? d[i] : m;
+  double lane[XLANES], m = -INFINITY;
+  memcpy(lane, m4, sizeof lane);
+  for (int j = 0; j < XLANES; ++j) m = MAX_STEP(m, lane[j]);
+  for (; i < n; ++i) m = MAX_STEP(m, d[i]);
   return m;
+}
+
+/* A float32 row's maximum, read in place: load_row's lanes and steps on
+ * the floats, whose conversion to fp64 is exact and keeps their order, so
+ * the same value (and the same zero or NaN). */
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8si __attribute__((vector_size(32)));
+static REDUX_HOT double row_max_f32(const float *p, int64_t n) {
+  v8f m8[XLANES / 8];
+  for (int k = 0; k < XLANES / 8; ++k) m8[k] = (v8f){0} - INFINITY;
+  int64_t i = 0;
+  for (; i + XLANES <= n; i += XLANES)
+    for (int k = 0; k < XLANES / 8; ++k) {
+      v8f v;
+      memcpy(&v, p + i + 8 * k, sizeof v);
+      const v8si take = (v > m8[k]) | (v != v);
+      m8[k] = (v8f)(((v8si)v & take) | ((v8si)m8[k] & ~take));
+    }
+  float lane[XLANES];
+  memcpy(lane, m8, sizeof lane);
+  double m = -INFINITY;
+  for (int j = 0; j < XLANES; ++j) m = MAX_STEP(m, (double)lane[j]);
+  for (; i < n; ++i) m = MAX_STEP(m, (double)p[i]);
+  return m;
+}
+
+/* W lanes of a row from p: fp64 as they are, float32 converted (exactly). */
+static inline __attribute__((always_inline)) v4d lanes4(const double *p) {
+  v4d v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+typedef float v4f __attribute__((vector_size(16)));
+static inline __attribute__((always_inline)) v4d lanes4_f32(const float *p) {
+  v4f f;
+  memcpy(&f, p, sizeof f);
+  return __builtin_convertvector(f, v4d);
 }
 
 /* The sum of exp(d[i] - shift) over the row in XLANES lanes (element i
  * into lane i % XLANES), combined by a fixed pairwise tree; the
- * exponentials written to e[0, n) unless e is NULL. W: lanes a vector. */
-#define EXP_SUM(NAME, ATTR, V, W, EXP, SPLAT)                                 \
-  static ATTR double NAME(const double *d, double *e, int64_t n, double shift) { \
+ * exponentials written to e[0, n) unless e is NULL. W: lanes a vector; T
+ * the row's element (fp64, or float32 read in place: the same values). */
+#define EXP_SUM(NAME, ATTR, T, V, W, LANES, EXP, SPLAT)                      \
+  static ATTR double NAME(const T *d, double *e, int64_t n, double shift) {   \
     V acc[XLANES / W] = {{0}}; /* acc[k] holds lanes W k to W k + W - 1 */    \
     int64_t i = 0;                                                            \
     for (; i + XLANES <= n; i += XLANES)                                      \
       for (int k = 0; k < XLANES / W; ++k) {                                  \
-        V v;                                                                  \
-        memcpy(&v, d + i + W * k, sizeof v);                                  \
-        v = EXP(v - SPLAT(shift));                                            \
+        const V v = EXP(LANES(d + i + W * k) - SPLAT(shift));                 \
         if (e != NULL) memcpy(e + i + W * k, &v, sizeof v);                   \
         acc[k] += v;                                                          \
       }                                                                       \
     double lane[XLANES];                                                      \
     memcpy(lane, acc, sizeof lane);                                           \
     for (int j = 0; i + j < n; ++j) {                                         \
-      const double v = redux_exp(d[i + j] - shift);                           \
+      const double v = redux_exp((double)d[i + j] - shift);                   \
       if (e != NULL) e[i + j] = v;                                            \
       lane[j] += v;                                                           \
     }                                                                         \
     return lanes_tree(lane);                                                  \
   }
-EXP_SUM(exp_sum4, REDUX_HOT, v4d, 4, redux_exp4, splat)
+EXP_SUM(exp_sum4, REDUX_HOT, double, v4d, 4, lanes4, redux_exp4, splat)
+EXP_SUM(exp_sum4_f32, REDUX_HOT, float, v4d, 4, lanes4_f32, redux_exp4, splat)
 #ifdef REDUX_EIGHT_LANES
-EXP_SUM(exp_sum8, REDUX_AVX512, v8d, 8, redux_exp8, splat8)
-EXP_SUM(exp_sum4_avx2, REDUX_AVX2_FMA, v4d, 4, redux_exp4_avx2, splat4_avx2)
+static inline __attribute__((always_inline)) REDUX_AVX512 v8d lanes8(const double *p) {
+  return (v8d)_mm512_loadu_pd(p);
+}
+static inline __attribute__((always_inline)) REDUX_AVX512 v8d lanes8_f32(const float *p) {
+  return (v8d)_mm512_cvtps_pd(_mm256_loadu_ps(p));
+}
+EXP_SUM(exp_sum8, REDUX_AVX512, double, v8d, 8, lanes8, redux_exp8, splat8)
+EXP_SUM(exp_sum8_f32, REDUX_AVX512, float, v8d, 8, lanes8_f32, redux_exp8, splat8)
+EXP_SUM(exp_sum4_avx2, REDUX_AVX2_FMA, double, v4d, 4, lanes4, redux_exp4_avx2, splat4_avx2)
+EXP_SUM(exp_sum4_avx2_f32, REDUX_AVX2_FMA, float, v4d, 4, lanes4_f32, redux_exp4_avx2, splat4_avx2)
 #endif
 
-static double exp_sum(const double *d, double *e, int64_t n, double shift) {
+/* The form the CPU runs (the same bits in every form); x is the row, of
+ * fp64 or, with f32, of float32. */
+static double exp_sum(const void *x, int f32, double *e, int64_t n, double shift) {
 #ifdef REDUX_EIGHT_LANES
-  if (redux_cpu_eight_lanes()) return exp_sum8(d, e, n, shift);
-  if (redux_cpu_fma_lanes()) return exp_sum4_avx2(d, e, n, shift);
+  if (redux_cpu_eight_lanes()) return f32 ? exp_sum8_f32(x, e, n, shift) : exp_sum8(x, e, n, shift);
+  if (redux_cpu_fma_lanes()) return f32 ? exp_sum4_avx2_f32(x, e, n, shift) : exp_sum4_avx2(x, e, n, shift);
 #endif
-  return exp_sum4(d, e, n, shift);
+  return f32 ? exp_sum4_f32(x, e, n, shift) : exp_sum4(x, e, n, shift);
 }
 
 /* y[i] = d[i] * by (scale) or (d[i] - shift) - by, rounded once to t. */
@@ -92,30 +144,41 @@ static REDUX_HOT void store_row(void *y, int64_t row, int64_t n, redux_dtype t, 
   }
 }
 
+/* store_row's (x[i] - shift) - by for a float32 row read in place. */
+static REDUX_HOT void store_log_form_f32(float *y, const float *x, int64_t n, double shift, double by) {
+  for (int64_t i = 0; i < n; ++i) y[i] = TO_F32(((double)x[i] - shift) - by);
+}
+
 redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t row_begin, int64_t row_end,
                                 int64_t n, redux_dtype t) {
   if (t != REDUX_F32 && t != REDUX_F16 && t != REDUX_BF16) return REDUX_ERR_DTYPE;
   if (n < 1 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
   if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX && op != REDUX_EXP_LOGSUMEXP && op != REDUX_EXP_PARTS)
     return REDUX_ERR_SHAPE;
-  double *d = malloc((size_t)n * sizeof *d);
+  double *d = malloc((size_t)n * sizeof *d); /* the fp64 row, or a softmax's exponentials */
   if (d == NULL) return REDUX_ERR_SHAPE;
+  /* float32 rows are read in place, the others through their fp64 copy */
+  const int f32 = t == REDUX_F32;
   for (int64_t row = row_begin; row < row_end; ++row) {
-    const double m = load_row(x, row, n, t, d);
+    const float *xf = f32 ? (const float *)x + row * n : NULL;
+    const double m = f32 ? row_max_f32(xf, n) : load_row(x, row, n, t, d);
+    const void *v = f32 ? (const void *)xf : d;
     if (op == REDUX_EXP_PARTS) {
       ((double *)y)[2 * row] = m;
-      ((double *)y)[2 * row + 1] = exp_sum(d, NULL, n, isfinite(m) ? m : 0.0);
+      ((double *)y)[2 * row + 1] = exp_sum(v, f32, NULL, n, isfinite(m) ? m : 0.0);
     } else if (op == REDUX_EXP_LOGSUMEXP) {
       /* torch's rule: only a finite maximum shifts the values */
       const double shift = isfinite(m) ? m : 0.0;
-      store_value(y, row, t, log(exp_sum(d, NULL, n, shift)) + shift);
+      store_value(y, row, t, log(exp_sum(v, f32, NULL, n, shift)) + shift);
     } else if (op == REDUX_EXP_SOFTMAX) {
       /* times 1 / s: a division per element would cost more than the exponential */
-      const double s = exp_sum(d, d, n, m);
+      const double s = exp_sum(v, f32, d, n, m);
       store_row(y, row, n, t, d, 1, 0.0, 1.0 / s);
-    } else {
+    } else if (f32) {
       /* (x - m) - log(s), the shift and the log subtracted in that order */
-      const double s = exp_sum(d, NULL, n, m);
+      store_log_form_f32((float *)y + row * n, xf, n, m, log(exp_sum(v, f32, NULL, n, m)));
+    } else {
+      const double s = exp_sum(v, f32, NULL, n, m);
       store_row(y, row, n, t, d, 0, m, log(s));
     }
   }

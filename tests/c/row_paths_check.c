@@ -7,7 +7,10 @@
  * line. Rows of float32, float16 and bfloat16 with an offset, lengths
  * around the 16-lane edges and long ones; softmax, log_softmax, logsumexp
  * and their backward, the moments (centered or not, fp64 or rounded
- * results). The first line says how many lanes the forms use. */
+ * results); float32 rows of signed zeros, infinities and NaNs of several
+ * payloads (which zero or NaN a row's maximum keeps). The first line says
+ * how many lanes the forms use. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,27 @@ static void print_bits(const char *what, int64_t n, const void *y, int64_t bytes
   uint64_t h = 1469598103934665603ull; /* FNV-1a of the output bytes */
   for (int64_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
   printf(" %016llx\n", (unsigned long long)h);
+}
+
+/* Pattern p of edge values: 0 a mix of +-0, NaNs of several payloads and
+ * signs, +-inf and finite values; 1 signed zeros; 2 -inf and finite values;
+ * 3 -inf alone. */
+static void fill_edges(float *x, int64_t count, int p) {
+  for (int64_t i = 0; i < count; ++i) {
+    const uint64_t b = next_bits();
+    const int k = (int)(b % 8);
+    uint32_t u = b & 1 ? 0x80000000u : 0u; /* the sign */
+    if (p == 3 || (p == 2 && k < 4)) u = 0xff800000u;
+    else if (p == 1 || k == 0) u |= 0u;
+    else if (k == 1) u |= 0x7fc00000u | (uint32_t)(b >> 42); /* a quiet NaN */
+    else if (k == 2) u |= 0x7f800000u | 1u | (uint32_t)(b >> 43); /* a signaling NaN */
+    else if (k == 3) u |= 0x7f800000u;
+    else {
+      const float v = (float)sample();
+      memcpy(&u, &v, sizeof u);
+    }
+    memcpy(x + i, &u, sizeof u);
+  }
 }
 
 int main(void) {
@@ -80,6 +104,28 @@ int main(void) {
         if (centered) print_bits("means", n, mean, sizeof mean);
       }
       free(x), free(g), free(y), free(dx);
+    }
+  }
+  const int64_t edge_lengths[] = {1, 5, 16, 17, 33, 100};
+  for (size_t k = 0; k < sizeof edge_lengths / sizeof *edge_lengths; ++k) {
+    const int64_t n = edge_lengths[k];
+    float x[3 * 100], y[3 * 100];
+    for (int p = 0; p < 4; ++p) {
+      fill_edges(x, rows * n, p);
+      for (int op = REDUX_EXP_SOFTMAX; op <= REDUX_EXP_PARTS; ++op) {
+        double parts[2 * 3];
+        void *out = op == REDUX_EXP_PARTS ? (void *)parts : (void *)y;
+        if (redux_cpu_exp_rows((redux_exp_op)op, x, out, 0, rows, n, REDUX_F32) != REDUX_OK) return 1;
+        /* NaN payloads are not compared: the baseline's fma (the C library's) may give another NaN */
+        if (op == REDUX_EXP_PARTS)
+          for (int i = 0; i < 2 * 3; ++i) parts[i] = parts[i] != parts[i] ? (double)NAN : parts[i];
+        else
+          for (int i = 0; i < 3 * 100; ++i) y[i] = y[i] != y[i] ? NAN : y[i];
+        char what[64];
+        snprintf(what, sizeof what, "edges %d exp op %d", p, op);
+        print_bits(what, n, out,
+                   op == REDUX_EXP_PARTS ? (int64_t)sizeof parts : op == REDUX_EXP_LOGSUMEXP ? rows * 4 : rows * n * 4);
+      }
     }
   }
   return 0;
