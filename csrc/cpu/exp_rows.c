@@ -44,8 +44,6 @@ static REDUX_HOT double load_row(const void *x, int64_t row, int64_t n, redux_dt
 /* A float32 row's maximum, read in place: load_row's lanes and steps on
  * the floats, whose conversion to fp64 is exact and keeps their order, so
  * the same value (and the same zero or NaN). */
-typedef float v8f __attribute__((vector_size(32)));
-typedef int32_t v8si __attribute__((vector_size(32)));
 static REDUX_HOT double row_max_f32(const float *p, int64_t n) {
   v8f m8[XLANES / 8];
   for (int k = 0; k < XLANES / 8; ++k) m8[k] = (v8f){0} - INFINITY;
@@ -71,7 +69,6 @@ static inline __attribute__((always_inline)) v4d lanes4(const double *p) {
   memcpy(&v, p, sizeof v);
   return v;
 }
-typedef float v4f __attribute__((vector_size(16)));
 static inline __attribute__((always_inline)) v4d lanes4_f32(const float *p) {
   v4f f;
   memcpy(&f, p, sizeof f);

@@ -39,10 +39,8 @@ static REDUX_HOT void deviations(double *d, int64_t n, double m) {
     for (int j = 0; i + j < n; ++j) lane[j] += (double)x[i + j] * (double)x[i + j]; \
     return lanes_tree(lane);                                                    \
   }
-typedef float v4f __attribute__((vector_size(16)));
 F32_SQUARES_SUM(f32_squares_sum4, REDUX_HOT, v4d, v4f, 4)
 #ifdef REDUX_EIGHT_LANES
-typedef float v8f __attribute__((vector_size(32)));
 F32_SQUARES_SUM(f32_squares_sum8, REDUX_AVX512, v8d, v8f, 8)
 #endif
 

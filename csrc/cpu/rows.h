@@ -21,6 +21,9 @@
 typedef double v4d __attribute__((vector_size(32)));
 typedef int64_t v4i __attribute__((vector_size(32)));
 typedef uint64_t v4u __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8si __attribute__((vector_size(32)));
 static inline __attribute__((always_inline)) v4d splat(double v) { return (v4d){v, v, v, v}; }
 static inline __attribute__((always_inline)) v4d select4(v4i mask, v4d yes, v4d no) { return (v4d)(((v4i)yes & mask) | ((v4i)no & ~mask)); }
 /* a * b + c rounded once, lane by lane (the baseline forms: the C library's fma) */
