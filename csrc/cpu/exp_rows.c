@@ -171,12 +171,11 @@ redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t
       /* times 1 / s: a division per element would cost more than the exponential */
       const double s = exp_sum(v, f32, d, n, m);
       store_row(y, row, n, t, d, 1, 0.0, 1.0 / s);
-    } else if (f32) {
-      /* (x - m) - log(s), the shift and the log subtracted in that order */
-      store_log_form_f32((float *)y + row * n, xf, n, m, log(exp_sum(v, f32, NULL, n, m)));
     } else {
+      /* (x - m) - log(s), the shift and the log subtracted in that order */
       const double s = exp_sum(v, f32, NULL, n, m);
-      store_row(y, row, n, t, d, 0, m, log(s));
+      if (f32) store_log_form_f32((float *)y + row * n, xf, n, m, log(s));
+      else store_row(y, row, n, t, d, 0, m, log(s));
     }
   }
   free(d);
