@@ -57,10 +57,10 @@ __all__ = ["__version__", "sum", "mean", "var", "std", "var_mean", "logsumexp", 
            "Variant", "by_name", "has_cuda_kernels"]
 
 
-def _serve_packet_calls(packet, entry):
+def _serve_packet_calls(packet, entry, *bound):
     """Makes calls of a torch.ops packet (torch.ops.redux.sum) take the eager
-    entry where it gives what torch's route would: entry(route, *args,
-    **kwargs) checks the call in C (eager.cpp) and hands any other call,
+    entry where it gives what torch's route would: entry(route, *bound,
+    *args, **kwargs) checks the call in C (eager.cpp) and hands any other call,
     errors included, to route, the packet's own __call__. Why: torch's route
     parses the arguments against the schema, ~5 us a call on a small CPU
     input and 12-20 us more after a streamed 4 MB one than the eager entry
@@ -71,11 +71,14 @@ def _serve_packet_calls(packet, entry):
     base = type(packet)
     # A partial is not a descriptor: as a class's __call__ it is called without the instance.
     packet.__class__ = type("EagerOpOverloadPacket", (base,),
-                            {"__call__": functools.partial(entry, route), "__module__": base.__module__})
+                            {"__call__": functools.partial(entry, route, *bound), "__module__": base.__module__})
 
 
 _serve_packet_calls(torch.ops.redux.sum, _C.packet_sum)
 _serve_packet_calls(torch.ops.redux.mean, _C.packet_mean)
+# The other public ops: the same entry by their schemas (_C.packet_op).
+for _name in ("amax", "amin", "var", "std", "var_mean", "logsumexp", "softmax", "log_softmax", "vector_norm"):
+    _serve_packet_calls(getattr(torch.ops.redux, _name), _C.packet_op, _C.op_handle(f"redux::{_name}"))
 
 # The ops' overloads, bound once: calling an overload skips the packet's
 # overload lookup, and a call without a dtype keyword skips the keyword

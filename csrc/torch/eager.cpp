@@ -1,6 +1,7 @@
 // redux._C.sum / redux._C.mean: the eager Python entry of redux.sum and
 // redux.mean; redux._C.packet_sum / packet_mean: the same entry as the call
-// of the torch.ops.redux.sum / .mean packets. They call the registered ops
+// of the torch.ops.redux.sum / .mean packets; redux._C.packet_op: the call
+// of the other public ops' packets, by their schemas. They call the registered ops
 // through the dispatcher (every kernel, autograd and dispatch mode as
 // torch.ops would) but take their arguments straight from Python, as
 // torch.sum's own binding does: the torch.ops call's schema-driven argument
@@ -17,6 +18,7 @@
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/jit/runtime/operator.h>
 
 #include <optional>
 #include <vector>
@@ -146,6 +148,147 @@ PyObject *packet_call(const char *op, const c10::TypedOperatorHandle<SumFn> &han
   return call_parsed(op, handle, input, dim, keepdim == Py_True, dtype);
   END_HANDLE_TH_ERRORS
 }
+
+// One argument of a schema from a plain Python value, as torch's route
+// would convert it; false (nothing pushed) for any other value, which the
+// route then gets. Tensors must be plain (subclasses have their hooks).
+bool push_plain(const c10::Argument &arg, PyObject *v, torch::jit::Stack &stack) {
+  c10::TypePtr type = arg.real_type();
+  if (type->kind() == c10::TypeKind::OptionalType) {
+    if (v == Py_None) {
+      stack.emplace_back();
+      return true;
+    }
+    type = type->expectRef<c10::OptionalType>().getElementType();
+  }
+  auto int_of = [](PyObject *o, int64_t &out) {
+    if (!plain_int(o)) return false;
+    out = PyLong_AsLongLong(o);
+    if (out == -1 && PyErr_Occurred()) {  // beyond int64: the route's error
+      PyErr_Clear();
+      return false;
+    }
+    return true;
+  };
+  int64_t i = 0;
+  switch (type->kind()) {
+    case c10::TypeKind::TensorType:
+      if (!THPVariable_CheckExact(v)) return false;
+      stack.emplace_back(THPVariable_Unpack(v));
+      return true;
+    case c10::TypeKind::BoolType:
+      if (!PyBool_Check(v)) return false;
+      stack.emplace_back(v == Py_True);
+      return true;
+    case c10::TypeKind::IntType:
+      if (!int_of(v, i)) return false;
+      stack.emplace_back(i);
+      return true;
+    case c10::TypeKind::ScalarTypeType:
+      if (!THPDtype_Check(v)) return false;
+      stack.emplace_back(reinterpret_cast<THPDtype *>(v)->scalar_type);
+      return true;
+    case c10::TypeKind::NumberType:  // a Scalar: an int or a float (a bool or a tensor takes the route)
+      if (PyFloat_CheckExact(v)) {
+        stack.emplace_back(PyFloat_AS_DOUBLE(v));
+        return true;
+      }
+      if (!int_of(v, i)) return false;
+      stack.emplace_back(i);
+      return true;
+    case c10::TypeKind::ListType: {
+      if (type->expectRef<c10::ListType>().getElementType()->kind() != c10::TypeKind::IntType) return false;
+      if (arg.N().has_value() && int_of(v, i)) {  // int[1] takes an int
+        stack.emplace_back(std::vector<int64_t>{i});
+        return true;
+      }
+      if (!PyList_Check(v) && !PyTuple_Check(v)) return false;
+      std::vector<int64_t> ints;
+      for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(v); ++k) {
+        if (!int_of(PySequence_Fast_GET_ITEM(v, k), i)) return false;
+        ints.push_back(i);
+      }
+      stack.emplace_back(std::move(ints));
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+PyObject *op_handle(PyObject *, PyObject *name) {
+  HANDLE_TH_ERRORS
+  TORCH_CHECK_TYPE(PyUnicode_Check(name), "op_handle: expected an op's name (\"redux::amax\"), got ",
+                   Py_TYPE(name)->tp_name);
+  const char *text = PyUnicode_AsUTF8(name);
+  if (!text) throw python_error();
+  auto *handle = new c10::OperatorHandle(c10::Dispatcher::singleton().findSchemaOrThrow(text, ""));
+  return PyCapsule_New(handle, "redux.op_handle",
+                       [](PyObject *capsule) {
+                         delete static_cast<c10::OperatorHandle *>(PyCapsule_GetPointer(capsule, "redux.op_handle"));
+                       });
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject *packet_op(PyObject *, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  HANDLE_TH_ERRORS
+  TORCH_CHECK_TYPE(nargs >= 2 && PyCapsule_IsValid(args[1], "redux.op_handle"),
+                   "packet_op: expected (torch's route, op_handle(name), *args, **kwargs)");
+  const auto &handle = *static_cast<c10::OperatorHandle *>(PyCapsule_GetPointer(args[1], "redux.op_handle"));
+  const auto route = [&] { return PyObject_Vectorcall(args[0], args + 2, nargs - 2, kwnames); };
+  const c10::FunctionSchema &schema = handle.schema();
+  const auto &params = schema.arguments();
+  const Py_ssize_t given = nargs - 2, nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (given < 1 || given > static_cast<Py_ssize_t>(params.size()) || at::impl::torch_function_mode_enabled())
+    return route();
+  // Each parameter's value: positional, then keywords by name, then its default.
+  std::vector<PyObject *> value(params.size(), nullptr);
+  for (Py_ssize_t k = 0; k < given; ++k) {
+    if (params[k].kwarg_only()) return route();
+    value[k] = args[2 + k];
+  }
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+    if (!name) throw python_error();
+    size_t j = 0;
+    while (j < params.size() && params[j].name() != name) ++j;
+    if (j == params.size() || value[j] != nullptr) return route();  // unknown, or given twice
+    value[j] = args[nargs + k];
+  }
+  torch::jit::Stack stack;
+  stack.reserve(params.size());
+  for (size_t j = 0; j < params.size(); ++j) {
+    if (value[j] == nullptr) {
+      if (!params[j].default_value().has_value()) return route();  // missing: the route's error
+      stack.push_back(*params[j].default_value());
+    } else if (!push_plain(params[j], value[j], stack)) {
+      return route();
+    }
+  }
+  {
+    pybind11::gil_scoped_release no_gil;
+    handle.callBoxed(stack);
+  }
+  for (const c10::IValue &r : stack)
+    TORCH_INTERNAL_ASSERT(r.isTensor(), "packet_op: ", schema.name(), " returned a value that is not a tensor");
+  if (stack.size() == 1) return THPVariable_Wrap(std::move(stack[0]).toTensor());
+  PyObject *tuple = PyTuple_New(static_cast<Py_ssize_t>(stack.size()));
+  if (!tuple) throw python_error();
+  for (size_t j = 0; j < stack.size(); ++j) {
+    PyObject *t = THPVariable_Wrap(std::move(stack[j]).toTensor());
+    if (!t) {
+      Py_DECREF(tuple);
+      throw python_error();
+    }
+    PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(j), t);
+  }
+  return tuple;
+  END_HANDLE_TH_ERRORS
+}
+
+namespace {
 
 // redux._sum_shards's schema, for the distributed entry below.
 using ShardsFn = at::Tensor(const at::Tensor &, at::IntArrayRef, int64_t, at::OptionalIntArrayRef, bool,

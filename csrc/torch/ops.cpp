@@ -2,7 +2,8 @@
 // Python module redux._C: variants() hands the variants table
 // (include/redux/variants.h) to redux/variants.py; sum() and mean() are
 // redux.sum's and redux.mean's eager entries, packet_sum() and packet_mean()
-// the calls of torch.ops.redux.sum and .mean (eager.cpp); route_aten() and
+// the calls of torch.ops.redux.sum and .mean, packet_op() those of the other
+// public ops (eager.cpp); route_aten() and
 // unroute() the model switch's C++ kernels (switch_routes.cpp).
 // Backend implementations: sum_cpu.cpp, sum_cuda.cpp, sum_meta.cpp, mean.cpp,
 // sharded*.cpp, ladder*.cpp, probe*.cpp, competition.cpp; autograd: autograd.cpp.
@@ -137,6 +138,10 @@ PyMethodDef kMethods[] = {
     {"packet_mean", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::packet_mean)),
      METH_FASTCALL | METH_KEYWORDS,
      "torch.ops.redux.mean's call: packet_mean(torch_route, *args, **kwargs) (eager.cpp)."},
+    {"op_handle", redux_shim::op_handle, METH_O, "A capsule of an op's handle, for packet_op: op_handle(name)."},
+    {"packet_op", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::packet_op)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "A torch.ops.redux packet's call: packet_op(torch_route, op_handle(name), *args, **kwargs) (eager.cpp)."},
     {"sum_shards", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(redux_shim::sum_shards)), METH_FASTCALL,
      "redux.distributed's call of redux._sum_shards: sum_shards(route, *args) (eager.cpp)."},
     {"route_aten", redux_shim::route_aten, METH_O,
