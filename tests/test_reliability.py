@@ -108,7 +108,7 @@ def test_cpu_row_kernel_forms_give_the_same_bits(tmp_path):
     (fast_head, *fast), (four_head, *four), (base_head, *base) = outs.values()
     assert four_head == base_head == "lanes 4"
     assert fast_head in ("lanes 8", "lanes 4")
-    assert len(fast) == len(four) == len(base) == 11 * 3 * 8 + 6 * 4 * 4  # lengths x dtypes x outputs; edge rows
+    assert len(fast) == len(four) == len(base) == 11 * 3 * 10 + 6 * 4 * 4  # lengths x dtypes x outputs; edge rows
     for name, other in (("four lanes", four), ("baseline", base)):
         differ = [f"{a}  vs  {b}" for a, b in zip(fast, other) if a != b]
         assert not differ, f"{fast_head} against {name}:\n" + "\n".join(differ[:5])

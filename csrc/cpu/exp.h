@@ -55,34 +55,64 @@ static inline double redux_exp(double x) {
 }
 
 /* redux_exp on the lanes of a vector, the same bits: V the vector type, VU
- * its unsigned integer lanes, FMA its lanes' fused multiply-add, GATHER(j)
- * the table's entries j. */
-#define EXP_LANES(NAME, ATTR, V, VU, SPLAT, SELECT, FMA, GATHER)                                  \
-  static inline __attribute__((always_inline)) ATTR V NAME(V x) {                                 \
-    const V kd = FMA(x, SPLAT(REDUX_EXP_TO_STEPS), SPLAT(REDUX_EXP_SHIFTER));                     \
-    const VU u = (VU)kd - (VU)SPLAT(REDUX_EXP_SHIFTER) + REDUX_EXP_BIAS_STEPS;                    \
-    const V kf = kd - SPLAT(REDUX_EXP_SHIFTER);                                                   \
-    const V r = FMA(-kf, SPLAT(REDUX_EXP_STEP_LO), FMA(-kf, SPLAT(REDUX_EXP_STEP_HI), x));        \
-    V q;                                                                                          \
-    EXP_POLY(q, r, SPLAT, FMA);                                                                   \
-    const V t = GATHER(u & 63);                                                                   \
-    const VU bits = (u >> 6) << 52;                                                               \
-    return SELECT(x < SPLAT(REDUX_EXP_LOW), SPLAT(0.0),                                           \
-                  SELECT(x > SPLAT(REDUX_EXP_HIGH), SPLAT((double)INFINITY), FMA(t, q, t) * (V)bits)); \
+ * its unsigned integer lanes, FMA its lanes' fused multiply-add, FNMA
+ * FMA(-a, b, c) in one instruction, GATHER(j) the table's entries j,
+ * RESULT(x, a, b, HIGH) a * b replaced by 0 below REDUX_EXP_LOW and, with
+ * HIGH, by inf above REDUX_EXP_HIGH. HIGH 0 drops the overflow test, for
+ * arguments known to be at most 0 or NaN (x - max): the test never fires
+ * there, so the bits are the same. */
+#define EXP_LANES(NAME, ATTR, V, VU, SPLAT, FMA, FNMA, GATHER, RESULT, HIGH)                \
+  static inline __attribute__((always_inline)) ATTR V NAME(V x) {                           \
+    const V kd = FMA(x, SPLAT(REDUX_EXP_TO_STEPS), SPLAT(REDUX_EXP_SHIFTER));               \
+    const VU u = (VU)kd - (VU)SPLAT(REDUX_EXP_SHIFTER) + REDUX_EXP_BIAS_STEPS;              \
+    const V kf = kd - SPLAT(REDUX_EXP_SHIFTER);                                             \
+    const V r = FNMA(kf, SPLAT(REDUX_EXP_STEP_LO), FNMA(kf, SPLAT(REDUX_EXP_STEP_HI), x));  \
+    V q;                                                                                    \
+    EXP_POLY(q, r, SPLAT, FMA);                                                             \
+    const V t = GATHER(u & 63);                                                             \
+    const VU bits = (u >> 6) << 52;                                                         \
+    return RESULT(x, FMA(t, q, t), (V)bits, HIGH);                                          \
   }
+/* RESULT for the four-lane forms (SPLAT: their broadcast) */
+#define EXP_RESULT4(SPLAT, x, a, b, high)                                                       \
+  select4((x) < SPLAT(REDUX_EXP_LOW), SPLAT(0.0),                                               \
+          (high) ? select4((x) > SPLAT(REDUX_EXP_HIGH), SPLAT((double)INFINITY), (a) * (b)) : (a) * (b))
+#define EXP_RESULT4_BASE(x, a, b, high) EXP_RESULT4(splat, x, a, b, high)
 static inline __attribute__((always_inline)) v4d exp2_table4(v4u j) {
   return (v4d){redux_exp2_table[j[0]], redux_exp2_table[j[1]], redux_exp2_table[j[2]], redux_exp2_table[j[3]]};
 }
-EXP_LANES(redux_exp4, , v4d, v4u, splat, select4, fma4, exp2_table4)
+static inline __attribute__((always_inline)) v4d fnma4(v4d a, v4d b, v4d c) { return fma4(-a, b, c); }
+EXP_LANES(redux_exp4, , v4d, v4u, splat, fma4, fnma4, exp2_table4, EXP_RESULT4_BASE, 1)
+EXP_LANES(redux_exp4_nonpositive, , v4d, v4u, splat, fma4, fnma4, exp2_table4, EXP_RESULT4_BASE, 0)
 #ifdef REDUX_EIGHT_LANES
 static inline __attribute__((always_inline)) REDUX_AVX512 v8d exp2_table8(v8u j) {
   return (v8d)_mm512_i64gather_pd((__m512i)j, redux_exp2_table, 8);
 }
-EXP_LANES(redux_exp8, REDUX_AVX512, v8d, v8u, splat8, select8, fma8, exp2_table8)
+static inline __attribute__((always_inline)) REDUX_AVX512 v8d fnma8(v8d a, v8d b, v8d c) {
+  return (v8d)_mm512_fnmadd_pd((__m512d)a, (__m512d)b, (__m512d)c);
+}
+/* RESULT as a zero-masked multiply and a masked move (GCC builds each
+ * select of vector masks as three instructions); NaN is neither below nor above */
+static inline __attribute__((always_inline)) REDUX_AVX512 v8d exp_result8(v8d x, v8d a, v8d b, int high) {
+  const __mmask8 low = _mm512_cmp_pd_mask((__m512d)x, _mm512_set1_pd(REDUX_EXP_LOW), _CMP_LT_OQ);
+  const __m512d y = _mm512_maskz_mul_pd((__mmask8)~low, (__m512d)a, (__m512d)b);
+  if (!high) return (v8d)y;
+  const __mmask8 above = _mm512_cmp_pd_mask((__m512d)x, _mm512_set1_pd(REDUX_EXP_HIGH), _CMP_GT_OQ);
+  return (v8d)_mm512_mask_mov_pd(y, above, _mm512_set1_pd((double)INFINITY));
+}
+EXP_LANES(redux_exp8, REDUX_AVX512, v8d, v8u, splat8, fma8, fnma8, exp2_table8, exp_result8, 1)
+EXP_LANES(redux_exp8_nonpositive, REDUX_AVX512, v8d, v8u, splat8, fma8, fnma8, exp2_table8, exp_result8, 0)
 static inline __attribute__((always_inline)) REDUX_AVX2_FMA v4d exp2_table4_avx2(v4u j) {
   return (v4d)_mm256_i64gather_pd(redux_exp2_table, (__m256i)j, 8);
 }
-EXP_LANES(redux_exp4_avx2, REDUX_AVX2_FMA, v4d, v4u, splat4_avx2, select4, fma4_avx2, exp2_table4_avx2)
+static inline __attribute__((always_inline)) REDUX_AVX2_FMA v4d fnma4_avx2(v4d a, v4d b, v4d c) {
+  return (v4d)_mm256_fnmadd_pd((__m256d)a, (__m256d)b, (__m256d)c);
+}
+#define EXP_RESULT4_AVX2(x, a, b, high) EXP_RESULT4(splat4_avx2, x, a, b, high)
+EXP_LANES(redux_exp4_avx2, REDUX_AVX2_FMA, v4d, v4u, splat4_avx2, fma4_avx2, fnma4_avx2, exp2_table4_avx2,
+          EXP_RESULT4_AVX2, 1)
+EXP_LANES(redux_exp4_avx2_nonpositive, REDUX_AVX2_FMA, v4d, v4u, splat4_avx2, fma4_avx2, fnma4_avx2,
+          exp2_table4_avx2, EXP_RESULT4_AVX2, 0)
 #endif
 
 /* d[i] = exp(d[i] - shift), in place. W: lanes a vector. */

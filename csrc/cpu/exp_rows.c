@@ -77,29 +77,36 @@ static inline __attribute__((always_inline)) v4d lanes4_f32(const float *p) {
 
 /* The sum of exp(d[i] - shift) over the row in XLANES lanes (element i
  * into lane i % XLANES), combined by a fixed pairwise tree; the
- * exponentials written to e[0, n) unless e is NULL. W: lanes a vector; T
- * the row's element (fp64, or float32 read in place: the same values). */
-#define EXP_SUM(NAME, ATTR, T, V, W, LANES, EXP, SPLAT)                      \
-  static ATTR double NAME(const T *d, double *e, int64_t n, double shift) {   \
-    V acc[XLANES / W] = {{0}}; /* acc[k] holds lanes W k to W k + W - 1 */    \
-    int64_t i = 0;                                                            \
-    for (; i + XLANES <= n; i += XLANES)                                      \
-      for (int k = 0; k < XLANES / W; ++k) {                                  \
-        const V v = EXP(LANES(d + i + W * k) - SPLAT(shift));                 \
-        if (e != NULL) memcpy(e + i + W * k, &v, sizeof v);                   \
-        acc[k] += v;                                                          \
-      }                                                                       \
-    double lane[XLANES];                                                      \
-    memcpy(lane, acc, sizeof lane);                                           \
-    for (int j = 0; i + j < n; ++j) {                                         \
-      const double v = redux_exp((double)d[i + j] - shift);                   \
-      if (e != NULL) e[i + j] = v;                                            \
-      lane[j] += v;                                                           \
-    }                                                                         \
-    return lanes_tree(lane);                                                  \
+ * exponentials written to e[0, n) unless e is NULL. nonpositive: every
+ * d[i] - shift is at most 0 or NaN, so the exp without its overflow test
+ * (EXP_NONPOSITIVE) gives the same bits. W: lanes a vector; T the row's
+ * element (fp64, or float32 read in place: the same values). */
+#define EXP_SUM_LOOP(V, W, LANES, EXP, SPLAT)                                \
+  for (; i + XLANES <= n; i += XLANES)                                       \
+    for (int k = 0; k < XLANES / W; ++k) {                                   \
+      const V v = EXP(LANES(d + i + W * k) - SPLAT(shift));                  \
+      if (e != NULL) memcpy(e + i + W * k, &v, sizeof v);                    \
+      acc[k] += v;                                                           \
+    }
+#define EXP_SUM(NAME, ATTR, T, V, W, LANES, EXP, EXP_NONPOSITIVE, SPLAT)                    \
+  static ATTR double NAME(const T *d, double *e, int64_t n, double shift, int nonpositive) { \
+    V acc[XLANES / W] = {{0}}; /* acc[k] holds lanes W k to W k + W - 1 */                   \
+    int64_t i = 0;                                                                           \
+    if (nonpositive)                                                                         \
+      EXP_SUM_LOOP(V, W, LANES, EXP_NONPOSITIVE, SPLAT)                                      \
+    else                                                                                     \
+      EXP_SUM_LOOP(V, W, LANES, EXP, SPLAT)                                                  \
+    double lane[XLANES];                                                                     \
+    memcpy(lane, acc, sizeof lane);                                                          \
+    for (int j = 0; i + j < n; ++j) {                                                        \
+      const double v = redux_exp((double)d[i + j] - shift);                                  \
+      if (e != NULL) e[i + j] = v;                                                           \
+      lane[j] += v;                                                                          \
+    }                                                                                        \
+    return lanes_tree(lane);                                                                 \
   }
-EXP_SUM(exp_sum4, REDUX_HOT, double, v4d, 4, lanes4, redux_exp4, splat)
-EXP_SUM(exp_sum4_f32, REDUX_HOT, float, v4d, 4, lanes4_f32, redux_exp4, splat)
+EXP_SUM(exp_sum4, REDUX_HOT, double, v4d, 4, lanes4, redux_exp4, redux_exp4_nonpositive, splat)
+EXP_SUM(exp_sum4_f32, REDUX_HOT, float, v4d, 4, lanes4_f32, redux_exp4, redux_exp4_nonpositive, splat)
 #ifdef REDUX_EIGHT_LANES
 static inline __attribute__((always_inline)) REDUX_AVX512 v8d lanes8(const double *p) {
   return (v8d)_mm512_loadu_pd(p);
@@ -107,20 +114,24 @@ static inline __attribute__((always_inline)) REDUX_AVX512 v8d lanes8(const doubl
 static inline __attribute__((always_inline)) REDUX_AVX512 v8d lanes8_f32(const float *p) {
   return (v8d)_mm512_cvtps_pd(_mm256_loadu_ps(p));
 }
-EXP_SUM(exp_sum8, REDUX_AVX512, double, v8d, 8, lanes8, redux_exp8, splat8)
-EXP_SUM(exp_sum8_f32, REDUX_AVX512, float, v8d, 8, lanes8_f32, redux_exp8, splat8)
-EXP_SUM(exp_sum4_avx2, REDUX_AVX2_FMA, double, v4d, 4, lanes4, redux_exp4_avx2, splat4_avx2)
-EXP_SUM(exp_sum4_avx2_f32, REDUX_AVX2_FMA, float, v4d, 4, lanes4_f32, redux_exp4_avx2, splat4_avx2)
+EXP_SUM(exp_sum8, REDUX_AVX512, double, v8d, 8, lanes8, redux_exp8, redux_exp8_nonpositive, splat8)
+EXP_SUM(exp_sum8_f32, REDUX_AVX512, float, v8d, 8, lanes8_f32, redux_exp8, redux_exp8_nonpositive, splat8)
+EXP_SUM(exp_sum4_avx2, REDUX_AVX2_FMA, double, v4d, 4, lanes4, redux_exp4_avx2, redux_exp4_avx2_nonpositive,
+        splat4_avx2)
+EXP_SUM(exp_sum4_avx2_f32, REDUX_AVX2_FMA, float, v4d, 4, lanes4_f32, redux_exp4_avx2,
+        redux_exp4_avx2_nonpositive, splat4_avx2)
 #endif
 
 /* The form the CPU runs (the same bits in every form); x is the row, of
  * fp64 or, with f32, of float32. */
-static double exp_sum(const void *x, int f32, double *e, int64_t n, double shift) {
+static double exp_sum(const void *x, int f32, double *e, int64_t n, double shift, int nonpositive) {
 #ifdef REDUX_EIGHT_LANES
-  if (redux_cpu_eight_lanes()) return f32 ? exp_sum8_f32(x, e, n, shift) : exp_sum8(x, e, n, shift);
-  if (redux_cpu_fma_lanes()) return f32 ? exp_sum4_avx2_f32(x, e, n, shift) : exp_sum4_avx2(x, e, n, shift);
+  if (redux_cpu_eight_lanes())
+    return f32 ? exp_sum8_f32(x, e, n, shift, nonpositive) : exp_sum8(x, e, n, shift, nonpositive);
+  if (redux_cpu_fma_lanes())
+    return f32 ? exp_sum4_avx2_f32(x, e, n, shift, nonpositive) : exp_sum4_avx2(x, e, n, shift, nonpositive);
 #endif
-  return f32 ? exp_sum4_f32(x, e, n, shift) : exp_sum4(x, e, n, shift);
+  return f32 ? exp_sum4_f32(x, e, n, shift, nonpositive) : exp_sum4(x, e, n, shift, nonpositive);
 }
 
 /* y[i] = d[i] * by (scale) or (d[i] - shift) - by, rounded once to t. */
@@ -152,28 +163,30 @@ redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t
   if (n < 1 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
   if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX && op != REDUX_EXP_LOGSUMEXP && op != REDUX_EXP_PARTS)
     return REDUX_ERR_SHAPE;
-  double *d = malloc((size_t)n * sizeof *d); /* the fp64 row, or a softmax's exponentials */
-  if (d == NULL) return REDUX_ERR_SHAPE;
   /* float32 rows are read in place, the others through their fp64 copy */
-  const int f32 = t == REDUX_F32;
+  const int f32 = t == REDUX_F32, copied = !f32 || op == REDUX_EXP_SOFTMAX;
+  double *d = copied ? malloc((size_t)n * sizeof *d) : NULL; /* the fp64 row, or a softmax's exponentials */
+  if (copied && d == NULL) return REDUX_ERR_SHAPE;
   for (int64_t row = row_begin; row < row_end; ++row) {
     const float *xf = f32 ? (const float *)x + row * n : NULL;
     const double m = f32 ? row_max_f32(xf, n) : load_row(x, row, n, t, d);
     const void *v = f32 ? (const void *)xf : d;
+    /* x - m is at most 0 or NaN for any m, the values' maximum (x - inf is
+     * -inf or NaN; a row with -inf as its maximum is all -inf) */
     if (op == REDUX_EXP_PARTS) {
       ((double *)y)[2 * row] = m;
-      ((double *)y)[2 * row + 1] = exp_sum(v, f32, NULL, n, isfinite(m) ? m : 0.0);
+      ((double *)y)[2 * row + 1] = exp_sum(v, f32, NULL, n, isfinite(m) ? m : 0.0, isfinite(m));
     } else if (op == REDUX_EXP_LOGSUMEXP) {
       /* torch's rule: only a finite maximum shifts the values */
       const double shift = isfinite(m) ? m : 0.0;
-      store_value(y, row, t, log(exp_sum(v, f32, NULL, n, shift)) + shift);
+      store_value(y, row, t, log(exp_sum(v, f32, NULL, n, shift, isfinite(m))) + shift);
     } else if (op == REDUX_EXP_SOFTMAX) {
       /* times 1 / s: a division per element would cost more than the exponential */
-      const double s = exp_sum(v, f32, d, n, m);
+      const double s = exp_sum(v, f32, d, n, m, 1);
       store_row(y, row, n, t, d, 1, 0.0, 1.0 / s);
     } else {
       /* (x - m) - log(s), the shift and the log subtracted in that order */
-      const double s = exp_sum(v, f32, NULL, n, m);
+      const double s = exp_sum(v, f32, NULL, n, m, 1);
       if (f32) store_log_form_f32((float *)y + row * n, xf, n, m, log(s));
       else store_row(y, row, n, t, d, 0, m, log(s));
     }
@@ -187,16 +200,27 @@ redux_status redux_cpu_exp_rows_apply(redux_exp_op op, const void *x, const doub
   if (t != REDUX_F32 && t != REDUX_F16 && t != REDUX_BF16) return REDUX_ERR_DTYPE;
   if (n < 1 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
   if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX) return REDUX_ERR_SHAPE;
-  double *d = malloc((size_t)n * sizeof *d);
-  if (d == NULL) return REDUX_ERR_SHAPE;
+  /* float32 rows read in place, as redux_cpu_exp_rows does */
+  const int f32 = t == REDUX_F32, copied = !f32 || op == REDUX_EXP_SOFTMAX;
+  double *d = copied ? malloc((size_t)n * sizeof *d) : NULL;
+  if (copied && d == NULL) return REDUX_ERR_SHAPE;
   for (int64_t row = row_begin; row < row_end; ++row) {
+    /* the exp keeps its overflow test: parts are the caller's */
     const double m = parts[2 * row], s = parts[2 * row + 1];
     const int finite = isfinite(m); /* else the row is all NaN */
-    load_values(x, row, n, t, d);
+    const float *xf = f32 ? (const float *)x + row * n : NULL;
     if (op == REDUX_EXP_SOFTMAX) {
-      redux_exp_values(d, n, m);
+      if (f32) {
+        exp_sum(xf, 1, d, n, m, 0); /* its exponentials, the same as redux_exp_values' */
+      } else {
+        load_values(x, row, n, t, d);
+        redux_exp_values(d, n, m);
+      }
       store_row(y, row, n, t, d, 1, 0.0, finite ? 1.0 / s : NAN);
+    } else if (f32) {
+      store_log_form_f32((float *)y + row * n, xf, n, m, finite ? log(s) : NAN);
     } else {
+      load_values(x, row, n, t, d);
       store_row(y, row, n, t, d, 0, m, finite ? log(s) : NAN);
     }
   }

@@ -6,7 +6,8 @@
  * (REDUX_CPU_EIGHT_LANES unset and "0"), and the outputs compared line by
  * line. Rows of float32, float16 and bfloat16 with an offset, lengths
  * around the 16-lane edges and long ones; softmax, log_softmax, logsumexp
- * and their backward, the moments (centered or not, fp64 or rounded
+ * and their backward, the softmaxes from given parts (checked against the
+ * one-kernel bytes), the moments (centered or not, fp64 or rounded
  * results); float32 rows of signed zeros, infinities and NaNs of several
  * payloads (which zero or NaN a row's maximum keeps). The first line says
  * how many lanes the forms use. */
@@ -93,6 +94,20 @@ int main(void) {
         if (op == REDUX_EXP_LOGSUMEXP) continue;
         if (redux_cpu_exp_rows_backward((redux_exp_op)op, g, y, dx, 0, rows, n, t) != REDUX_OK) return 1;
         snprintf(what, sizeof what, "exp backward op %d dtype %d", op, (int)t);
+        print_bits(what, n, dx, rows * n * es);
+      }
+      /* softmax and log_softmax from each row's parts (a long row's path,
+       * one piece a row): the one-kernel forms' bytes */
+      double parts[2 * 3];
+      if (redux_cpu_exp_rows(REDUX_EXP_PARTS, x, parts, 0, rows, n, t) != REDUX_OK) return 1;
+      for (int op = REDUX_EXP_SOFTMAX; op <= REDUX_EXP_LOG_SOFTMAX; ++op) {
+        if (redux_cpu_exp_rows((redux_exp_op)op, x, y, 0, rows, n, t) != REDUX_OK) return 1;
+        if (redux_cpu_exp_rows_apply((redux_exp_op)op, x, parts, dx, 0, rows, n, t) != REDUX_OK) return 1;
+        if (memcmp(y, dx, (size_t)(rows * n * es)) != 0) {
+          fprintf(stderr, "apply op %d dtype %d n=%lld: not the one-kernel bytes\n", op, (int)t, (long long)n);
+          return 2;
+        }
+        snprintf(what, sizeof what, "exp apply op %d dtype %d", op, (int)t);
         print_bits(what, n, dx, rows * n * es);
       }
       for (int centered = 0; centered < 2; ++centered) {
