@@ -22,15 +22,17 @@ static REDUX_HOT void deviations(double *d, int64_t n, double m) {
 
 /* The sum of x[i]^2 over a float32 row, read directly: the lanes, products
  * and tree of lanes_sum(d, d, n) on its fp64 copy, so the same bits,
- * without the copy. W: lanes a vector; LANES(p) W floats at p as fp64. */
-#define F32_SQUARES_SUM(NAME, ATTR, V, W, LANES)                                  \
+ * without the copy. W: lanes a vector; LANES(p) W floats at p as fp64;
+ * SQUARE_ADD(u, a) a + u * u (as one fused multiply-add where the form has
+ * FMA: the square of a float is exact in fp64, so the same rounding). */
+#define F32_SQUARES_SUM(NAME, ATTR, V, W, LANES, SQUARE_ADD)                      \
   static ATTR double NAME(const float *x, int64_t n) {                          \
     V acc[XLANES / W] = {{0}};                                                  \
     int64_t i = 0;                                                              \
     for (; i + XLANES <= n; i += XLANES)                                        \
       for (int k = 0; k < XLANES / W; ++k) {                                    \
         const V u = LANES(x + i + W * k);                                       \
-        acc[k] += u * u;                                                        \
+        acc[k] = SQUARE_ADD(u, acc[k]);                                         \
       }                                                                         \
     double lane[XLANES];                                                        \
     memcpy(lane, acc, sizeof lane);                                             \
@@ -42,13 +44,15 @@ static inline __attribute__((always_inline)) v4d f32_lanes4(const float *p) {
   memcpy(&f, p, sizeof f);
   return __builtin_convertvector(f, v4d);
 }
-F32_SQUARES_SUM(f32_squares_sum4, REDUX_HOT, v4d, 4, f32_lanes4)
+#define SQUARE_ADD4(u, a) ((a) + (u) * (u))
+F32_SQUARES_SUM(f32_squares_sum4, REDUX_HOT, v4d, 4, f32_lanes4, SQUARE_ADD4)
 #ifdef REDUX_EIGHT_LANES
 /* one conversion instruction: GCC 12 converts a v8f by halves and inserts in AVX-512 code */
 static inline __attribute__((always_inline)) REDUX_AVX512 v8d f32_lanes8(const float *p) {
   return (v8d)_mm512_cvtps_pd(_mm256_loadu_ps(p));
 }
-F32_SQUARES_SUM(f32_squares_sum8, REDUX_AVX512, v8d, 8, f32_lanes8)
+#define SQUARE_ADD8(u, a) fma8(u, u, a)
+F32_SQUARES_SUM(f32_squares_sum8, REDUX_AVX512, v8d, 8, f32_lanes8, SQUARE_ADD8)
 #endif
 
 static double f32_squares_sum(const float *x, int64_t n) {
