@@ -149,6 +149,34 @@ PyObject *packet_call(const char *op, const c10::TypedOperatorHandle<SumFn> &han
   END_HANDLE_TH_ERRORS
 }
 
+// A plain int (not a bool) that fits int64 into out; false for anything else.
+bool plain_int64(PyObject *o, int64_t &out) {
+  if (!plain_int(o)) return false;
+  out = PyLong_AsLongLong(o);
+  if (out == -1 && PyErr_Occurred()) {  // beyond int64: the route's error
+    PyErr_Clear();
+    return false;
+  }
+  return true;
+}
+
+// int[] (int[1] also takes an int): a list or tuple of plain ints.
+bool push_plain_ints(const c10::Argument &arg, PyObject *v, torch::jit::Stack &stack) {
+  int64_t i = 0;
+  if (arg.N().has_value() && plain_int64(v, i)) {
+    stack.emplace_back(std::vector<int64_t>{i});
+    return true;
+  }
+  if (!PyList_Check(v) && !PyTuple_Check(v)) return false;
+  std::vector<int64_t> ints;
+  for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(v); ++k) {
+    if (!plain_int64(PySequence_Fast_GET_ITEM(v, k), i)) return false;
+    ints.push_back(i);
+  }
+  stack.emplace_back(std::move(ints));
+  return true;
+}
+
 // One argument of a schema from a plain Python value, as torch's route
 // would convert it; false (nothing pushed) for any other value, which the
 // route then gets. Tensors must be plain (subclasses have their hooks).
@@ -161,15 +189,6 @@ bool push_plain(const c10::Argument &arg, PyObject *v, torch::jit::Stack &stack)
     }
     type = type->expectRef<c10::OptionalType>().getElementType();
   }
-  auto int_of = [](PyObject *o, int64_t &out) {
-    if (!plain_int(o)) return false;
-    out = PyLong_AsLongLong(o);
-    if (out == -1 && PyErr_Occurred()) {  // beyond int64: the route's error
-      PyErr_Clear();
-      return false;
-    }
-    return true;
-  };
   int64_t i = 0;
   switch (type->kind()) {
     case c10::TypeKind::TensorType:
@@ -181,7 +200,7 @@ bool push_plain(const c10::Argument &arg, PyObject *v, torch::jit::Stack &stack)
       stack.emplace_back(v == Py_True);
       return true;
     case c10::TypeKind::IntType:
-      if (!int_of(v, i)) return false;
+      if (!plain_int64(v, i)) return false;
       stack.emplace_back(i);
       return true;
     case c10::TypeKind::ScalarTypeType:
@@ -193,27 +212,33 @@ bool push_plain(const c10::Argument &arg, PyObject *v, torch::jit::Stack &stack)
         stack.emplace_back(PyFloat_AS_DOUBLE(v));
         return true;
       }
-      if (!int_of(v, i)) return false;
+      if (!plain_int64(v, i)) return false;
       stack.emplace_back(i);
       return true;
-    case c10::TypeKind::ListType: {
-      if (type->expectRef<c10::ListType>().getElementType()->kind() != c10::TypeKind::IntType) return false;
-      if (arg.N().has_value() && int_of(v, i)) {  // int[1] takes an int
-        stack.emplace_back(std::vector<int64_t>{i});
-        return true;
-      }
-      if (!PyList_Check(v) && !PyTuple_Check(v)) return false;
-      std::vector<int64_t> ints;
-      for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(v); ++k) {
-        if (!int_of(PySequence_Fast_GET_ITEM(v, k), i)) return false;
-        ints.push_back(i);
-      }
-      stack.emplace_back(std::move(ints));
-      return true;
-    }
+    case c10::TypeKind::ListType:
+      return type->expectRef<c10::ListType>().getElementType()->kind() == c10::TypeKind::IntType &&
+             push_plain_ints(arg, v, stack);
     default:
       return false;
   }
+}
+
+// An op's returns, all tensors: one as itself, several as a tuple (as torch.ops gives them).
+PyObject *returned_tensors(const c10::FunctionSchema &schema, torch::jit::Stack &stack) {
+  for (const c10::IValue &r : stack)
+    TORCH_INTERNAL_ASSERT(r.isTensor(), "packet_op: ", schema.name(), " returned a value that is not a tensor");
+  if (stack.size() == 1) return THPVariable_Wrap(std::move(stack[0]).toTensor());
+  PyObject *tuple = PyTuple_New(static_cast<Py_ssize_t>(stack.size()));
+  if (!tuple) throw python_error();
+  for (size_t j = 0; j < stack.size(); ++j) {
+    PyObject *t = THPVariable_Wrap(std::move(stack[j]).toTensor());
+    if (!t) {
+      Py_DECREF(tuple);
+      throw python_error();
+    }
+    PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(j), t);
+  }
+  return tuple;
 }
 
 }  // namespace
@@ -271,20 +296,7 @@ PyObject *packet_op(PyObject *, PyObject *const *args, Py_ssize_t nargs, PyObjec
     pybind11::gil_scoped_release no_gil;
     handle.callBoxed(stack);
   }
-  for (const c10::IValue &r : stack)
-    TORCH_INTERNAL_ASSERT(r.isTensor(), "packet_op: ", schema.name(), " returned a value that is not a tensor");
-  if (stack.size() == 1) return THPVariable_Wrap(std::move(stack[0]).toTensor());
-  PyObject *tuple = PyTuple_New(static_cast<Py_ssize_t>(stack.size()));
-  if (!tuple) throw python_error();
-  for (size_t j = 0; j < stack.size(); ++j) {
-    PyObject *t = THPVariable_Wrap(std::move(stack[j]).toTensor());
-    if (!t) {
-      Py_DECREF(tuple);
-      throw python_error();
-    }
-    PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(j), t);
-  }
-  return tuple;
+  return returned_tensors(schema, stack);
   END_HANDLE_TH_ERRORS
 }
 
