@@ -8,6 +8,7 @@ import os
 import random
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import threading
@@ -143,6 +144,11 @@ def test_exp_table_is_correctly_rounded():
     hi, lo = float.fromhex(constant["REDUX_EXP_STEP_HI"]), float.fromhex(constant["REDUX_EXP_STEP_LO"])
     assert hi + lo == float(ln2 / 64) and abs(decimal.Decimal(hi) + decimal.Decimal(lo) - ln2 / 64) < 2 ** -90
     assert int(hi.hex().split(".")[1][:13], 16) & 0xFFFFF == 0  # 20 low bits clear: K * hi is exact for |K| < 2^20
+    # kd = x * 64 / ln2 + shifter keeps K in its low bits (the shifter's ulp is 1), and the lanes read the
+    # table index as kd's low six bits: the shifter's bits and the bias are multiples of 64
+    shifter = float.fromhex(constant["REDUX_EXP_SHIFTER"])
+    assert shifter == 1.5 * 2.0**52 and struct.unpack("<Q", struct.pack("<d", shifter))[0] % 64 == 0
+    assert re.search(r"#define REDUX_EXP_BIAS_STEPS \(\d+ \* 64\)", text)
 
 
 PLAN_FORMS_C = r"""

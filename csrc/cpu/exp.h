@@ -56,34 +56,39 @@ static inline double redux_exp(double x) {
 
 /* redux_exp on the lanes of a vector, the same bits: V the vector type, VU
  * its unsigned integer lanes, FMA its lanes' fused multiply-add, FNMA
- * FMA(-a, b, c) in one instruction, GATHER(j) the table's entries j,
- * RESULT(x, a, b, HIGH) a * b replaced by 0 below REDUX_EXP_LOW and, with
- * HIGH, by inf above REDUX_EXP_HIGH. HIGH 0 drops the overflow test, for
- * arguments known to be at most 0 or NaN (x - max): the test never fires
- * there, so the bits are the same. */
+ * FMA(-a, b, c) in one instruction, GATHER(j) the table's entries j (kd's
+ * low six bits are K's: the shifter and the bias are multiples of 64),
+ * RESULT(x, y, kd, kf, HIGH) y times 2^(K >> 6), replaced by 0 below
+ * REDUX_EXP_LOW and, with HIGH, by inf above REDUX_EXP_HIGH. HIGH 0 drops
+ * the overflow test, for arguments known to be at most 0 or NaN (x - max):
+ * the test never fires there, so the bits are the same. */
 #define EXP_LANES(NAME, ATTR, V, VU, SPLAT, FMA, FNMA, GATHER, RESULT, HIGH)                \
   static inline __attribute__((always_inline)) ATTR V NAME(V x) {                           \
     const V kd = FMA(x, SPLAT(REDUX_EXP_TO_STEPS), SPLAT(REDUX_EXP_SHIFTER));               \
-    const VU u = (VU)kd - (VU)SPLAT(REDUX_EXP_SHIFTER) + REDUX_EXP_BIAS_STEPS;              \
     const V kf = kd - SPLAT(REDUX_EXP_SHIFTER);                                             \
     const V r = FNMA(kf, SPLAT(REDUX_EXP_STEP_LO), FNMA(kf, SPLAT(REDUX_EXP_STEP_HI), x));  \
     V q;                                                                                    \
     EXP_POLY(q, r, SPLAT, FMA);                                                             \
-    const V t = GATHER(u & 63);                                                             \
-    const VU bits = (u >> 6) << 52;                                                         \
-    return RESULT(x, FMA(t, q, t), (V)bits, HIGH);                                          \
+    const V t = GATHER((VU)kd & 63);                                                        \
+    return RESULT(x, FMA(t, q, t), kd, kf, HIGH);                                           \
   }
-/* RESULT for the four-lane forms (SPLAT: their broadcast) */
-#define EXP_RESULT4(SPLAT, x, a, b, high)                                                       \
-  select4((x) < SPLAT(REDUX_EXP_LOW), SPLAT(0.0),                                               \
-          (high) ? select4((x) > SPLAT(REDUX_EXP_HIGH), SPLAT((double)INFINITY), (a) * (b)) : (a) * (b))
-#define EXP_RESULT4_BASE(x, a, b, high) EXP_RESULT4(splat, x, a, b, high)
+/* RESULT for the four-lane forms (SPLAT: their broadcast): the scale's
+ * exponent field (K + 1023 * 64) >> 6, built in the integer lanes. */
+#define EXP_RESULT4(NAME, ATTR, SPLAT)                                                              \
+  static inline __attribute__((always_inline)) ATTR v4d NAME(v4d x, v4d y, v4d kd, v4d kf, int high) { \
+    (void)kf;                                                                                       \
+    const v4u u = (v4u)kd - (v4u)SPLAT(REDUX_EXP_SHIFTER) + REDUX_EXP_BIAS_STEPS;                   \
+    const v4d e = y * (v4d)((u >> 6) << 52);                                                        \
+    return select4(x < SPLAT(REDUX_EXP_LOW), SPLAT(0.0),                                            \
+                   high ? select4(x > SPLAT(REDUX_EXP_HIGH), SPLAT((double)INFINITY), e) : e);      \
+  }
+EXP_RESULT4(exp_result4, , splat)
 static inline __attribute__((always_inline)) v4d exp2_table4(v4u j) {
   return (v4d){redux_exp2_table[j[0]], redux_exp2_table[j[1]], redux_exp2_table[j[2]], redux_exp2_table[j[3]]};
 }
 static inline __attribute__((always_inline)) v4d fnma4(v4d a, v4d b, v4d c) { return fma4(-a, b, c); }
-EXP_LANES(redux_exp4, , v4d, v4u, splat, fma4, fnma4, exp2_table4, EXP_RESULT4_BASE, 1)
-EXP_LANES(redux_exp4_nonpositive, , v4d, v4u, splat, fma4, fnma4, exp2_table4, EXP_RESULT4_BASE, 0)
+EXP_LANES(redux_exp4, , v4d, v4u, splat, fma4, fnma4, exp2_table4, exp_result4, 1)
+EXP_LANES(redux_exp4_nonpositive, , v4d, v4u, splat, fma4, fnma4, exp2_table4, exp_result4, 0)
 #ifdef REDUX_EIGHT_LANES
 static inline __attribute__((always_inline)) REDUX_AVX512 v8d exp2_table8(v8u j) {
   return (v8d)_mm512_i64gather_pd((__m512i)j, redux_exp2_table, 8);
@@ -91,14 +96,18 @@ static inline __attribute__((always_inline)) REDUX_AVX512 v8d exp2_table8(v8u j)
 static inline __attribute__((always_inline)) REDUX_AVX512 v8d fnma8(v8d a, v8d b, v8d c) {
   return (v8d)_mm512_fnmadd_pd((__m512d)a, (__m512d)b, (__m512d)c);
 }
-/* RESULT as a zero-masked multiply and a masked move (GCC builds each
- * select of vector masks as three instructions); NaN is neither below nor above */
-static inline __attribute__((always_inline)) REDUX_AVX512 v8d exp_result8(v8d x, v8d a, v8d b, int high) {
+/* RESULT as one zero-masked scalef (y * 2^floor(K / 64), exact as the
+ * multiply by the built power of two is: the results are normal) and a
+ * masked move (GCC builds each select of vector masks as three
+ * instructions); NaN is neither below nor above */
+static inline __attribute__((always_inline)) REDUX_AVX512 v8d exp_result8(v8d x, v8d y, v8d kd, v8d kf, int high) {
+  (void)kd;
   const __mmask8 low = _mm512_cmp_pd_mask((__m512d)x, _mm512_set1_pd(REDUX_EXP_LOW), _CMP_LT_OQ);
-  const __m512d y = _mm512_maskz_mul_pd((__mmask8)~low, (__m512d)a, (__m512d)b);
-  if (!high) return (v8d)y;
+  const __m512d steps = _mm512_mul_pd((__m512d)kf, _mm512_set1_pd(1.0 / 64.0));
+  const __m512d e = _mm512_maskz_scalef_pd((__mmask8)~low, (__m512d)y, steps);
+  if (!high) return (v8d)e;
   const __mmask8 above = _mm512_cmp_pd_mask((__m512d)x, _mm512_set1_pd(REDUX_EXP_HIGH), _CMP_GT_OQ);
-  return (v8d)_mm512_mask_mov_pd(y, above, _mm512_set1_pd((double)INFINITY));
+  return (v8d)_mm512_mask_mov_pd(e, above, _mm512_set1_pd((double)INFINITY));
 }
 EXP_LANES(redux_exp8, REDUX_AVX512, v8d, v8u, splat8, fma8, fnma8, exp2_table8, exp_result8, 1)
 EXP_LANES(redux_exp8_nonpositive, REDUX_AVX512, v8d, v8u, splat8, fma8, fnma8, exp2_table8, exp_result8, 0)
@@ -108,11 +117,11 @@ static inline __attribute__((always_inline)) REDUX_AVX2_FMA v4d exp2_table4_avx2
 static inline __attribute__((always_inline)) REDUX_AVX2_FMA v4d fnma4_avx2(v4d a, v4d b, v4d c) {
   return (v4d)_mm256_fnmadd_pd((__m256d)a, (__m256d)b, (__m256d)c);
 }
-#define EXP_RESULT4_AVX2(x, a, b, high) EXP_RESULT4(splat4_avx2, x, a, b, high)
+EXP_RESULT4(exp_result4_avx2, REDUX_AVX2_FMA, splat4_avx2)
 EXP_LANES(redux_exp4_avx2, REDUX_AVX2_FMA, v4d, v4u, splat4_avx2, fma4_avx2, fnma4_avx2, exp2_table4_avx2,
-          EXP_RESULT4_AVX2, 1)
+          exp_result4_avx2, 1)
 EXP_LANES(redux_exp4_avx2_nonpositive, REDUX_AVX2_FMA, v4d, v4u, splat4_avx2, fma4_avx2, fnma4_avx2,
-          exp2_table4_avx2, EXP_RESULT4_AVX2, 0)
+          exp2_table4_avx2, exp_result4_avx2, 0)
 #endif
 
 /* d[i] = exp(d[i] - shift), in place. W: lanes a vector. */
