@@ -1,8 +1,9 @@
 /* redux's exp in fp64 for the CPU row kernels (C11, header-only, static):
  * the algorithm, constants and fused multiply-adds of the GPU's exp64
- * (csrc/cuda/exp64.cuh), the same operations in the same order, so the
- * scalar form, the four- and eight-lane forms and the GPU give the same
- * bits on every machine and C library. The multiply-adds are explicit
+ * (csrc/cuda/exp64.cuh), the same operations in the same order (the
+ * eight-lane form's final scale by a power of two is a vscalefpd, exact
+ * as the multiply is), so the scalar form, the four- and eight-lane forms
+ * and the GPU give the same bits on every machine and C library. The multiply-adds are explicit
  * (fma(), or the lanes' FMA instructions in the AVX2 and AVX-512 forms)
  * and nothing else contracts (-ffp-contract=off); a CPU without FMA takes
  * the baseline form, whose fma() is the C library's, correctly rounded but
