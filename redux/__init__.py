@@ -79,6 +79,7 @@ _serve_packet_calls(torch.ops.redux.mean, _C.packet_mean)
 # The other public ops: the same entry by their schemas (_C.packet_op).
 for _name in ("amax", "amin", "var", "std", "var_mean", "logsumexp", "softmax", "log_softmax", "vector_norm"):
     _serve_packet_calls(getattr(torch.ops.redux, _name), _C.packet_op, _C.op_handle(f"redux::{_name}"))
+del _name
 
 # The ops' overloads, bound once: calling an overload skips the packet's
 # overload lookup, and a call without a dtype keyword skips the keyword

@@ -81,6 +81,7 @@ static inline __attribute__((always_inline)) v4d lanes4_f32(const float *p) {
  * d[i] - shift is at most 0 or NaN, so the exp without its overflow test
  * (EXP_NONPOSITIVE) gives the same bits. W: lanes a vector; T the row's
  * element (fp64, or float32 read in place: the same values). */
+/* EXP_SUM's main loop, in its scope (i, n, d, e, shift, acc) */
 #define EXP_SUM_LOOP(V, W, LANES, EXP, SPLAT)                                \
   for (; i + XLANES <= n; i += XLANES)                                       \
     for (int k = 0; k < XLANES / W; ++k) {                                   \
@@ -157,14 +158,17 @@ static REDUX_HOT void store_log_form_f32(float *y, const float *x, int64_t n, do
   for (int64_t i = 0; i < n; ++i) y[i] = TO_F32(((double)x[i] - shift) - by);
 }
 
+/* Whether a call needs an fp64 row buffer: float32 rows are read in place,
+ * but a softmax keeps its exponentials; other dtypes go through their copy. */
+static int needs_fp64_row(redux_exp_op op, redux_dtype t) { return t != REDUX_F32 || op == REDUX_EXP_SOFTMAX; }
+
 redux_status redux_cpu_exp_rows(redux_exp_op op, const void *x, void *y, int64_t row_begin, int64_t row_end,
                                 int64_t n, redux_dtype t) {
   if (t != REDUX_F32 && t != REDUX_F16 && t != REDUX_BF16) return REDUX_ERR_DTYPE;
   if (n < 1 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
   if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX && op != REDUX_EXP_LOGSUMEXP && op != REDUX_EXP_PARTS)
     return REDUX_ERR_SHAPE;
-  /* float32 rows are read in place, the others through their fp64 copy */
-  const int f32 = t == REDUX_F32, copied = !f32 || op == REDUX_EXP_SOFTMAX;
+  const int f32 = t == REDUX_F32, copied = needs_fp64_row(op, t);
   double *d = copied ? malloc((size_t)n * sizeof *d) : NULL; /* the fp64 row, or a softmax's exponentials */
   if (copied && d == NULL) return REDUX_ERR_SHAPE;
   for (int64_t row = row_begin; row < row_end; ++row) {
@@ -200,8 +204,7 @@ redux_status redux_cpu_exp_rows_apply(redux_exp_op op, const void *x, const doub
   if (t != REDUX_F32 && t != REDUX_F16 && t != REDUX_BF16) return REDUX_ERR_DTYPE;
   if (n < 1 || row_begin < 0 || row_end < row_begin) return REDUX_ERR_SHAPE;
   if (op != REDUX_EXP_SOFTMAX && op != REDUX_EXP_LOG_SOFTMAX) return REDUX_ERR_SHAPE;
-  /* float32 rows read in place, as redux_cpu_exp_rows does */
-  const int f32 = t == REDUX_F32, copied = !f32 || op == REDUX_EXP_SOFTMAX;
+  const int f32 = t == REDUX_F32, copied = needs_fp64_row(op, t);
   double *d = copied ? malloc((size_t)n * sizeof *d) : NULL;
   if (copied && d == NULL) return REDUX_ERR_SHAPE;
   for (int64_t row = row_begin; row < row_end; ++row) {
