@@ -1,6 +1,7 @@
-"""torch.vmap over redux.sum / redux.mean (redux/batching.py): the ops' own
-batching rule, not torch's per-sample fallback; each sample's bits where
-the sample reduces its trailing dims or all of them. torch.func's other
+"""torch.vmap over redux's ops (redux/batching.py): the ops' own batching
+rules, not torch's per-sample fallback. sum and mean: each sample's bits
+where the sample reduces its trailing dims or all of them; the other ops:
+each sample's bits wherever it reduces, in one call for trailing dims. torch.func's other
 transforms (grad, jacrev, hessian, jvp, jacfwd) and forward-mode AD through
 redux's C++ autograd kernel."""
 import contextlib
@@ -63,6 +64,103 @@ def test_vmap_over_a_samples_leading_dim_matches_the_reference(device, dtype, in
         got = torch.vmap(lambda t: redux.sum(t, 0), in_dims=in_dim)(x)
     moved = x.movedim(in_dim, 0)
     assert_matches(got, moved, dim=1)
+
+
+R = torch.ops.redux
+# (name, one sample's call) for every op whose rule is not sum's; dims of a 33 x 130 sample
+OTHER_OPS = [
+    *[(f"var{d}", lambda t, d=d: R.var(t, d)) for d in (None, [-1], [0], [0, 1])],
+    ("std_keepdim", lambda t: R.std(t, [1], correction=0, keepdim=True)),
+    ("std_cols_keepdim", lambda t: R.std(t, [0], correction=2, keepdim=True)),
+    *[(f"var_mean{d}", lambda t, d=d: R.var_mean(t, d, keepdim=True)) for d in (None, [1], [0])],
+    *[(f"vector_norm{o}{d}", lambda t, o=o, d=d: R.vector_norm(t, o, d))
+      for o in (0, 1, 2, float("inf"), float("-inf")) for d in (None, [1], [0])],
+    ("vector_norm_dtype", lambda t: R.vector_norm(t, 2, [1], True, dtype=torch.float64)),
+    *[(f"logsumexp{d}", lambda t, d=d: R.logsumexp(t, d)) for d in ([], [1], [0], [0, 1])],
+    ("logsumexp_keepdim", lambda t: R.logsumexp(t, [-1], True)),
+    *[(f"{op}{d}", lambda t, op=op, d=d: getattr(R, op)(t, d))
+      for op in ("softmax", "log_softmax") for d in (0, 1, -1)],
+    ("softmax_dtype", lambda t: R.softmax(t, -1, torch.float64)),
+]
+
+
+def same_results(got, want):
+    got, want = (got if isinstance(got, tuple) else (got,)), (want if isinstance(want, tuple) else (want,))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        assert torch.equal(g, w)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("in_dim", [0, 1, -1])
+@pytest.mark.parametrize("name,fn", OTHER_OPS, ids=[name for name, _ in OTHER_OPS])
+def test_vmap_of_every_other_op_gives_each_samples_bits(device, in_dim, name, fn):
+    x = random_tensor(SHAPE, torch.float32, device, seed=21, offset=0.5)
+    with no_fallback():
+        got = torch.vmap(fn, in_dims=in_dim)(x)
+    want = [fn(x.select(in_dim, i)) for i in range(x.shape[in_dim])]
+    same_results(got, tuple(torch.stack(p) for p in zip(*want)) if isinstance(want[0], tuple) else torch.stack(want))
+
+
+def calls_of(op, vmapped):
+    """How many times the batching rule of redux::op called the op, in
+    vmapped() (the CPU-side profiler counts the vmapped call itself too)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        vmapped()
+    return sum(e.count for e in prof.key_averages() if e.key == f"redux::{op}") - 1
+
+
+def test_a_samples_trailing_dims_take_one_call_and_its_columns_one_a_sample():
+    """Rows (and full reductions) are batch-invariant, so the batch goes in
+    one call; over a sample's leading dims the rule calls the op per sample."""
+    x = random_tensor(SHAPE, torch.float32, "cpu", seed=22)
+    with no_fallback():
+        assert calls_of("var", lambda: torch.vmap(lambda t: R.var(t, [-1]))(x)) == 1
+        assert calls_of("var", lambda: torch.vmap(lambda t: R.var(t))(x)) == 1
+        assert calls_of("var", lambda: torch.vmap(lambda t: R.var(t, [0]))(x)) == SHAPE[0]
+        assert calls_of("softmax", lambda: torch.vmap(lambda t: R.softmax(t, -1), in_dims=2)(x)) == 1
+        assert calls_of("log_softmax", lambda: torch.vmap(lambda t: R.log_softmax(t, 0), in_dims=1)(x)) == SHAPE[1]
+        assert calls_of("amax", lambda: torch.vmap(lambda t: R.amax(t, [0]))(x)) == 1  # exact: one call anywhere
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_vmap_of_a_general_p_norm_matches_each_sample(device):
+    """|x|^p and the root are torch's pow, which on the CPU may round an
+    element differently by its place in the buffer: close, not the bits."""
+    x = random_tensor(SHAPE, torch.float32, device, seed=23)
+    for p, dtype in ((3, None), (0.5, torch.float64), (-1.5, None)):
+        fn = lambda t: R.vector_norm(t, p, [-1], dtype=dtype)  # noqa: E731
+        with no_fallback():
+            got = torch.vmap(fn)(x)
+        want = torch.stack([fn(t) for t in x])
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, rtol=1e-6 if dtype is None else 1e-14, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_vmap_of_0_dim_samples_of_every_other_op(device):
+    x = random_tensor((7,), torch.float32, device, seed=24)
+    calls = [lambda t: R.var(t), lambda t: R.var_mean(t, [0], keepdim=True), lambda t: R.std(t, None, correction=0),
+             lambda t: R.logsumexp(t, [0], True), lambda t: R.vector_norm(t, 2, [0], True),
+             lambda t: R.softmax(t, 0), lambda t: R.log_softmax(t, -1)]
+    with no_fallback():
+        for fn in calls:
+            got, want = torch.vmap(fn)(x), [fn(t) for t in x]
+            want = tuple(torch.stack(p) for p in zip(*want)) if isinstance(want[0], tuple) else torch.stack(want)
+            same_results(tuple(t.nan_to_num(7.0) for t in got) if isinstance(got, tuple) else got.nan_to_num(7.0),
+                         tuple(t.nan_to_num(7.0) for t in want) if isinstance(want, tuple) else want.nan_to_num(7.0))
+        y = random_tensor((3, 4, 50), torch.float32, device, seed=25)
+        nested = torch.vmap(torch.vmap(lambda t: R.logsumexp(t, [0])), in_dims=1)(y)
+    assert torch.equal(nested, R.logsumexp(y, [-1]).T)
+
+
+def test_vmap_of_the_other_ops_with_a_bad_dim_names_the_argument():
+    x = torch.ones(3, 4, 5)
+    for op, call in (("var", lambda t: R.var(t, [2])), ("logsumexp", lambda t: R.logsumexp(t, [-3])),
+                     ("vector_norm", lambda t: R.vector_norm(t, 2, [2])), ("softmax", lambda t: R.softmax(t, 2))):
+        with pytest.raises(IndexError, match=rf"redux.{op}: argument 'dim' has -?\d, out of range for a tensor of 2 "):
+            torch.vmap(call)(x)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -142,3 +240,7 @@ def test_vmap_inside_torch_compile():
     compiled = torch.compile(lambda t: torch.vmap(lambda u: redux.sum(u, -1))(t), fullgraph=True)
     with no_fallback():
         assert torch.equal(compiled(x), redux.sum(x, -1))
+        y = random_tensor((4, 6, 50), torch.float32, "cpu", seed=26)
+        for fn in (lambda t: torch.vmap(lambda u: R.var_mean(u, [-1]))(t),  # one call
+                   lambda t: torch.vmap(lambda u: R.softmax(u, 0), in_dims=1)(t)):  # one a sample
+            same_results(torch.compile(fn, fullgraph=True)(y), fn(y))
