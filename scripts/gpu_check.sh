@@ -6,8 +6,8 @@
 #                the product's SASS (cuobjdump -sass) as $OUT/sass.txt with
 #                its digest (scripts/sass_digest.py)
 #   test         the pytest suite but the compile-only tests/test_archs.py
-#                (CI runs that); CUDA tests run, not skip. SLICE=NAME runs
-#                one part of it:
+#                (CI runs that); CUDA tests run, not skip. SLICE="NAME ..." runs
+#                those parts of it, in that order, one pytest each:
 #                  core    test_bit_identity test_cuda_tree test_contracts
 #                  export  test_evaluator (builds exported files with load_inline)
 #                  sums    test_sum test_fuzz test_reliability test_ladder
@@ -15,7 +15,14 @@
 #                  multi   test_distributed (two GPUs for its NCCL tests)
 #                  rest    every other file
 #                PYTEST_ARGS are passed on, split as the shell splits words, quotes
-#                kept (e.g. "-n 8" with pytest-xdist, or "-m 'compile or not compile'").
+#                kept (e.g. "-n 15" with pytest-xdist, or "-m 'compile or not compile'").
+#                With -n, the tests marked quiet (they time the host) leave the
+#                parallel runs and run alone after them.
+#                TEST_BUDGET_S=N: the test step ends within N seconds; a pytest the
+#                budget stops is reported incomplete (its summary counts only what
+#                ran), one it leaves no time for is reported not run.
+#                The script's exit status is 4 when a pytest of this step did not
+#                pass, or did not run to its end (the later steps still run).
 #   leaderboard  python -m leaderboard -> $OUT/leaderboard/
 #   shapes       python -m leaderboard shapes (the performance targets)
 #   versus       python -m leaderboard versus with the two comparison entries
@@ -33,6 +40,7 @@
 # REQUIRE_GPU=TEXT runs nothing (exit 3) unless the GPU's name holds TEXT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+test_failed=0
 OUT=${OUT:-/tmp/redux_out}
 STEPS=${STEPS:-build test}
 mkdir -p "$OUT"
@@ -72,14 +80,53 @@ slice_files() {  # the test files of slice $1, one per line
 }
 if has test; then
   eval "pytest_args=(${PYTEST_ARGS:-})"
+  test_start=$SECONDS
+  # run_pytest NAME ARGS...: pytest ARGS within what is left of TEST_BUDGET_S, logged to $OUT/NAME.log
+  run_pytest() {
+    local name=$1 limit=() left rc; shift
+    if [[ -n ${TEST_BUDGET_S:-} ]]; then
+      left=$(( TEST_BUDGET_S - (SECONDS - test_start) ))
+      if (( left < 20 )); then
+        echo "gpu_check: $name not run: TEST_BUDGET_S=$TEST_BUDGET_S is spent"; test_failed=1; return
+      fi
+      limit=(timeout -s INT "$left")
+    fi
+    "${limit[@]}" python3 -m pytest "$@" 2>&1 | tee "$OUT/$name.log" | tail -"${TEST_TAIL:-8}"
+    rc=${PIPESTATUS[0]}
+    if (( rc == 124 )); then
+      echo "gpu_check: $name stopped by TEST_BUDGET_S=$TEST_BUDGET_S: incomplete, its summary counts only what ran"
+    fi
+    (( rc == 0 )) || test_failed=1
+  }
   if [[ -n ${SLICE:-} ]]; then
-    files=$(slice_files "$SLICE") || exit 2
-    # shellcheck disable=SC2086
-    python3 -m pytest $files -q -ra "${pytest_args[@]}" 2>&1 | tee "$OUT/pytest_$SLICE.log" | tail -${TEST_TAIL:-8}
+    slices=$SLICE
+    for s in $slices; do slice_files "$s" > /dev/null || exit 2; done
   else
-    python3 -m pytest tests -q -ra --ignore=tests/test_archs.py "${pytest_args[@]}" 2>&1 | tee "$OUT/pytest.log" |
-      tail -${TEST_TAIL:-8}
+    slices=all
   fi
+  files_of() { if [[ $1 == all ]]; then echo tests --ignore=tests/test_archs.py; else slice_files "$1"; fi; }
+  parallel=0 serial_args=() skip_next=0  # serial_args: PYTEST_ARGS without pytest-xdist's -n
+  for a in "${pytest_args[@]}"; do
+    if (( skip_next )); then skip_next=0; continue; fi
+    case $a in
+      -n|--numprocesses) parallel=1 skip_next=1 ;;
+      -n*|--numprocesses=*) parallel=1 ;;
+      *) serial_args+=("$a") ;;
+    esac
+  done
+  quiet=()
+  if (( parallel )); then  # the quiet tests PYTEST_ARGS select, to run alone after the parallel runs
+    # shellcheck disable=SC2046
+    mapfile -t quiet < <(python3 -m pytest $(for s in $slices; do files_of "$s"; done) --collect-only -q \
+                           "${serial_args[@]}" -m quiet 2>/dev/null | grep '::')
+  fi
+  deselect=(); for t in "${quiet[@]}"; do deselect+=(--deselect "$t"); done
+  for s in $slices; do
+    name=pytest_$s; [[ $s == all ]] && name=pytest
+    # shellcheck disable=SC2046
+    run_pytest "$name" $(files_of "$s") -q -ra "${pytest_args[@]}" "${deselect[@]}"
+  done
+  (( ${#quiet[@]} )) && run_pytest pytest_quiet "${quiet[@]}" -q -ra
 fi
 if has leaderboard; then
   python3 -m leaderboard --out "$OUT/leaderboard" ${LEADERBOARD_ARGS:-} 2>"$OUT/leaderboard.err" \
@@ -142,3 +189,4 @@ if has ops; then
   python3 bench/ops.py --device cuda --out "$OUT/ops.txt" > "$OUT/ops.log" 2>&1
   echo "bench/ops.py exit=$?"; tail -12 "$OUT/ops.log"
 fi
+exit $(( test_failed ? 4 : 0 ))

@@ -163,6 +163,38 @@ def test_gpu_check_require_gpu_runs_nothing_on_another_gpu(tmp_path):
     assert os.listdir(tmp_path) == []  # no step wrote a log
 
 
+def gpu_check(tmp_path, **env):
+    """scripts/gpu_check.sh's test step (STEPS=test) with env, this interpreter's python3 first on PATH."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    env = dict(os.environ, OUT=str(tmp_path), STEPS="test", PATH=path, **env)
+    return subprocess.run(["bash", os.path.join(root, "scripts", "gpu_check.sh")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_gpu_check_says_which_pytest_the_budget_stopped_or_left_out(tmp_path):
+    """TEST_BUDGET_S: a pytest cut short is reported incomplete, one with no
+    time left is reported not run, and the script's status is 4."""
+    run = gpu_check(tmp_path, SLICE="switch core", TEST_BUDGET_S="21", PYTEST_ARGS="-p no:cacheprovider")
+    assert run.returncode == 4, run.stdout + run.stderr
+    assert "gpu_check: pytest_switch stopped by TEST_BUDGET_S=21: incomplete" in run.stdout
+    assert "gpu_check: pytest_core not run: TEST_BUDGET_S=21 is spent" in run.stdout
+    assert (tmp_path / "pytest_switch.log").exists() and not (tmp_path / "pytest_core.log").exists()
+
+
+def test_gpu_check_runs_the_quiet_tests_alone_after_a_parallel_run(tmp_path):
+    """With -n, the tests marked quiet that PYTEST_ARGS select (here: both)
+    leave the slices' runs and run alone after them, in pytest_quiet.log."""
+    import re
+    args = "-n 2 -p no:cacheprovider -k 'exposure_timer or sporadic'"
+    run = gpu_check(tmp_path, SLICE="switch rest", PYTEST_ARGS=args)
+    quiet = (tmp_path / "pytest_quiet.log").read_text()
+    summary = quiet.strip().splitlines()[-1]
+    assert re.match(r"(2 passed|1 passed, 1 skipped) in ", summary), run.stdout + quiet  # the CUDA one skips on a CPU
+
+
 def test_plot_redraws_the_committed_records(tmp_path, capsys):
     """python -m leaderboard plot draws a saved leaderboard.json or
     shapes.json again; anything else is a usage error naming the file."""

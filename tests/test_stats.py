@@ -3,6 +3,8 @@ with sporadic delays is flagged, and a clearly faster op keeps its rank even
 when its outliers would flip a ranking by the mean."""
 import textwrap
 
+import pytest
+
 from leaderboard import cli, core, report, score, stats
 
 BUSY = '''
@@ -48,6 +50,7 @@ def test_cells_are_sampled_round_robin():
     assert all(c.stats.runs == core.MIN_RUNS and not c.stats.noisy for c in cells)
 
 
+@pytest.mark.quiet
 def test_sporadic_delays_are_flagged_and_cannot_flip_the_ranking(tmp_path):
     # fast_noisy: 0.4 ms, but every 3rd call 25 ms more (mean ~8.7 ms);
     # slow_clean: 3 ms every call. By the mean the slow op would win. Every

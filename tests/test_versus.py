@@ -297,6 +297,7 @@ def test_versus_on_the_gpu_with_the_comparison_entries(tmp_path, capsys):
 
 @cuda
 @pytest.mark.cuda
+@pytest.mark.quiet
 def test_the_exposure_timer_sees_a_launch_that_outlasts_the_flush():
     """ExposureTimer times the call as core.Timer does, and marks it exposed
     when the host took longer than the flush ran on the GPU: a call that
