@@ -155,6 +155,23 @@ def test_vmap_of_0_dim_samples_of_every_other_op(device):
     assert torch.equal(nested, R.logsumexp(y, [-1]).T)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_per_sample_gradients_through_the_other_ops(device):
+    """vmap of grad and grad through vmap, over rows (one call) and over
+    columns (a call a sample), against each sample's own gradient."""
+    x = random_tensor((5, 7, 9), torch.float64, device, seed=27)
+    losses = [lambda t: R.var(t, [0]).sum(), lambda t: R.var(t, [-1]).sum(), lambda t: R.softmax(t, 0)[0].sum(),
+              lambda t: R.logsumexp(t, [0]).sum(), lambda t: R.vector_norm(t, 2, [0]).sum()]
+    for loss in losses:
+        want = torch.stack([torch.func.grad(loss)(t) for t in x])
+        y = x.clone().requires_grad_()
+        with no_fallback():
+            per_sample = torch.vmap(torch.func.grad(loss))(x)
+            torch.vmap(loss)(y).sum().backward()
+        torch.testing.assert_close(per_sample, want, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(y.grad, want, rtol=1e-12, atol=1e-12)
+
+
 def test_vmap_of_the_other_ops_with_a_bad_dim_names_the_argument():
     x = torch.ones(3, 4, 5)
     for op, call in (("var", lambda t: R.var(t, [2])), ("logsumexp", lambda t: R.logsumexp(t, [-3])),
