@@ -42,10 +42,9 @@ def sample_dims(name, dim, rank):
     return [d % span for d in dims]
 
 
-def _arguments(op, args, kwargs):
-    """The call's arguments by their schema names (trailing defaults left out)."""
-    names = [a.name for a in op._schema.arguments if not a.kwarg_only]
-    return {**dict(zip(names, args)), **kwargs}
+def _positional_names(op):
+    """The names of op's arguments that a call may pass by position, in order."""
+    return [a.name for a in op._schema.arguments if not a.kwarg_only]
 
 
 def _trailing(dims, rank):
@@ -69,11 +68,12 @@ def _reduction_rule(op, name, columns):
     outputs = len(op._schema.returns)
     batch_out = (0,) * outputs if outputs > 1 else 0
     unbatched_out = (None,) * outputs if outputs > 1 else None
+    names = _positional_names(op)
 
     def batched(info, in_dims, *args, **kwargs):
         if in_dims[0] is None:  # only the input can be batched: the schema has no other tensor
             return op(*args, **kwargs), unbatched_out
-        sample_args = _arguments(op, args, kwargs)
+        sample_args = {**dict(zip(names, args)), **kwargs}  # trailing defaults left out
         x = sample_args.pop("self").movedim(in_dims[0], 0)
         rank = x.dim() - 1
         dims = sample_dims(name, sample_args.get("dim"), rank)
@@ -86,10 +86,12 @@ def _reduction_rule(op, name, columns):
 
 
 def _along_a_dim_rule(op, name):
+    names = _positional_names(op)
+
     def batched(info, in_dims, *args, **kwargs):
         if in_dims[0] is None:
             return op(*args, **kwargs), None
-        sample_args = _arguments(op, args, kwargs)
+        sample_args = {**dict(zip(names, args)), **kwargs}
         x = sample_args.pop("self").movedim(in_dims[0], 0)
         rank = x.dim() - 1
         (dim,) = sample_dims(name, sample_args["dim"], rank)
