@@ -4,12 +4,12 @@
  * the backward of the first two in a third.
  *
  * A group of `WIDTH` lanes owns a row (rows.cuh). One read of a row that
- * fits the lanes' registers (row_cache; a float32 softmax loads its next
- * row while it writes one), else up to three (the later ones from cache):
- * the maximum, the fp64 sum of exp(x - m) with lane l taking vectors l,
- * l + WIDTH, ... in order (lane_fold_range) and the lanes combined by the
- * fixed shuffle / block tree, then the outputs. exp is redux's own
- * (exp64.cuh).
+ * fits the lanes' registers (row_cache; a float32 softmax or log_softmax
+ * loads its next row while it writes one), else up to three (the later
+ * ones from cache): the maximum, the fp64 sum of exp(x - m) with lane l
+ * taking vectors l, l + WIDTH, ... in order (lane_fold_range) and the
+ * lanes combined by the fixed shuffle / block tree, then the outputs. exp
+ * is redux's own (exp64.cuh).
  */
 #include <math.h>
 
@@ -68,15 +68,16 @@ template <redux_exp_op OP> __device__ __forceinline__ double output_factor(doubl
 
 /* Rows read once into registers (row_cache, 16-byte aligned rows of whole
  * vectors): the maximum and the sum from there, and a float32 softmax keeps
- * its exponentials for the outputs, so it loads the next row as soon as
- * they are kept and those loads are in flight while it finishes this one.
- * The same arithmetic in the same order as exp_rows_kernel. */
+ * its exponentials (log_softmax its x - m) for the outputs, so it loads the
+ * next row as soon as they are kept and those loads are in flight while it
+ * finishes this one. The same arithmetic in the same order as
+ * exp_rows_kernel. */
 template <typename T, int WIDTH, redux_exp_op OP>
 __global__ void __launch_bounds__(kBlock)
 exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_span span) {
   constexpr int VEC = vec_of<T>::value, GROUPS = kBlock / WIDTH;
-  constexpr bool KEEP = OP == REDUX_EXP_SOFTMAX && sizeof(T) == 4;
   constexpr bool WRITES = OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX;
+  constexpr bool KEEP = WRITES && sizeof(T) == 4;
   __shared__ float max_scratch[kBlock / 32], max_shared;
   __shared__ double sum_scratch[kBlock / 32], sum_shared;
   const int lane = threadIdx.x % WIDTH;
@@ -100,8 +101,8 @@ exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows,
     double kept[KEEP ? kCacheVecs : 1][KEEP ? VEC : 1];
     const int count = cache.count;
     cache.each([&](int k, int e, T v) {
-      const double ex = exp_shifted<OP>((double)to_float<T>(v) - shift);
-      if constexpr (KEEP) kept[k][e] = ex;
+      const double d = (double)to_float<T>(v) - shift, ex = exp_shifted<OP>(d);
+      if constexpr (KEEP) kept[k][e] = OP == REDUX_EXP_SOFTMAX ? ex : d;
       s += ex;
     });
     if (KEEP && row0 + step < rows) fetch(row0 + step);
@@ -119,7 +120,7 @@ exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows,
 #pragma unroll
         for (int e = 0; e < VEC; ++e) {
           if constexpr (KEEP) {
-            o[e] = from_double<T>(kept[k][e] * by);
+            o[e] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? kept[k][e] * by : kept[k][e] - by);
           } else {
             const double d = (double)to_float<T>(cache.v[k][e]) - shift;
             o[e] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp_shifted<OP>(d) * by : d - by);
