@@ -15,7 +15,9 @@
 #                  multi   test_distributed (two GPUs for its NCCL tests)
 #                  rest    every other file
 #                PYTEST_ARGS are passed on, split as the shell splits words, quotes
-#                kept (e.g. "-n 15" with pytest-xdist, or "-m 'compile or not compile'").
+#                kept (e.g. "-n 15" with pytest-xdist, or "-m 'compile or not compile'");
+#                the script passes -q itself (one more hides pytest's summary line).
+#                Each pytest's exit status is printed as "gpu_check: NAME exit=RC".
 #                With -n, the tests marked quiet (they time the host) leave the
 #                parallel runs and run alone after them.
 #                TEST_BUDGET_S=N: the test step ends within N seconds; a pytest the
@@ -96,6 +98,7 @@ if has test; then
     if (( rc == 124 )); then
       echo "gpu_check: $name stopped by TEST_BUDGET_S=$TEST_BUDGET_S: incomplete, its summary counts only what ran"
     fi
+    echo "gpu_check: $name exit=$rc"  # a summary that -q hides still leaves this line
     (( rc == 0 )) || test_failed=1
   }
   if [[ -n ${SLICE:-} ]]; then
