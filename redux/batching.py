@@ -1,14 +1,13 @@
-"""vmap batching rules for every public redux op and for redux::_sum_of and
-redux::_one_pass_mean.
+"""vmap batching rules for every public redux op and for redux::_sum_of,
+redux::_one_pass_mean and redux::_pow_each.
 
 Without a rule torch.vmap runs the op once per sample (torch's slow
 fallback, with a warning). A rule moves the batch dim to the front and
 reduces the sample's dims, shifted by one, in one call. Reductions over a
 sample's trailing dims (and full reductions) keep each sample's bits: a
-row's reduction tree depends only on its length and dtype. (Not quite for
-vector_norm of a p other than 0, 1, 2 and +-inf on the CPU: its |x|^p and
-root are torch's pow, which may round an element differently by its place
-in the buffer.)
+row's reduction tree depends only on its length and dtype, and
+_pow_each (vector_norm's |x|^p and root) rounds an element the same at any
+place, so it takes the batch as it is.
 
 Over a sample's leading or middle dims (the columns families):
 - sum, mean and their internal forms reduce the batch in one call:
@@ -102,7 +101,14 @@ def _along_a_dim_rule(op, name):
     return batched
 
 
+def _elementwise_rule(op):
+    def batched(info, in_dims, x, *args, **kwargs):
+        return op(x, *args, **kwargs), in_dims[0]
+    return batched
+
+
 def register():
+    torch.library.register_vmap("redux::_pow_each", _elementwise_rule(torch.ops.redux._pow_each.default))
     for opname, columns in _REDUCTIONS.items():
         op = getattr(torch.ops.redux, opname).default
         torch.library.register_vmap(f"redux::{opname}", _reduction_rule(op, f"redux.{opname}", columns))

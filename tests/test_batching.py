@@ -130,17 +130,16 @@ def test_a_samples_trailing_dims_take_one_call_and_its_columns_one_a_sample():
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_vmap_of_a_general_p_norm_matches_each_sample(device):
-    """|x|^p and the root are torch's pow, which on the CPU may round an
-    element differently by its place in the buffer: close, not the bits."""
+def test_vmap_of_a_general_p_norm_keeps_each_samples_bits(device):
+    """|x|^p and the root are redux::_pow_each, which rounds an element the
+    same at every place: each sample's bits, over rows and over columns."""
     x = random_tensor(SHAPE, torch.float32, device, seed=23)
-    for p, dtype in ((3, None), (0.5, torch.float64), (-1.5, None)):
-        fn = lambda t: R.vector_norm(t, p, [-1], dtype=dtype)  # noqa: E731
-        with no_fallback():
-            got = torch.vmap(fn)(x)
-        want = per_sample(fn, x)
-        assert got.dtype == want.dtype
-        torch.testing.assert_close(got, want, rtol=1e-6 if dtype is None else 1e-14, atol=0)
+    for p, dtype in ((3, None), (0.5, torch.float64), (-1.5, None), (7.25, torch.float64)):
+        for dim in ([-1], [0]):
+            fn = lambda t: R.vector_norm(t, p, dim, dtype=dtype)  # noqa: E731
+            with no_fallback():
+                got = torch.vmap(fn)(x)
+            same_results(got, per_sample(fn, x))
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -159,3 +159,74 @@ def test_python_entry_is_the_op():
     x = random_tensor((5, 33), torch.float32, "cpu", seed=5)
     assert torch.equal(redux.vector_norm(x, 3, 1), torch.ops.redux.vector_norm(x, 3, [1]))
     assert torch.equal(redux.vector_norm(x), torch.ops.redux.vector_norm(x))
+
+
+GENERAL_ORDS = [3, 1.5, 4, 0.5, -1.5, 7.25]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_general_p_norms_are_batch_invariant_and_thread_independent(device):
+    """A p other than 0, 1, 2 and +-inf: each row's bits are the same whatever
+    rows come with it (every batch size) and on one thread; the power and the
+    root round an element the same at every place in the buffer."""
+    x = random_tensor((64, 130), torch.float32, device, seed=13, offset=0.5)
+    for ord in GENERAL_ORDS:
+        for dtype in (None, torch.float64):
+            whole = torch.ops.redux.vector_norm(x, ord, [1], dtype=dtype)
+            for b in range(1, 65):
+                assert torch.equal(torch.ops.redux.vector_norm(x[:b], ord, [1], dtype=dtype), whole[:b]), (ord, b)
+            assert torch.equal(on_one_thread(lambda: torch.ops.redux.vector_norm(x, ord, [1], dtype=dtype)), whole)
+            assert torch.equal(torch.vmap(lambda t: torch.ops.redux.vector_norm(t, ord, dtype=dtype))(x), whole)
+
+
+EXPONENTS = [2.0, 3.0, -2.0, 0.5, -0.5, -1.0, 0.0, 1.0, 1.5, -1.5, 1 / 3, 7.25]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_pow_each_rounds_every_place_alike(device, dtype):
+    """redux::_pow_each of every prefix of a vector (each length 1..70, past
+    any vector width and tail) gives the whole vector's bits; on the CPU a
+    general exponent is the C library's fp64 pow, element by element (what
+    Python's math.pow calls), rounded once to float32."""
+    v = random_tensor((70,), dtype, device, seed=21, offset=1.0).abs()
+    for p in EXPONENTS:
+        whole = torch.ops.redux._pow_each(v, p)
+        assert whole.dtype == dtype and whole.shape == v.shape
+        for k in range(1, 71):
+            assert torch.equal(torch.ops.redux._pow_each(v[70 - k:], p), whole[70 - k:]), (p, k)
+        torch.testing.assert_close(whole, v.pow(p))
+        if device == "cpu" and p not in (2.0, 3.0, -2.0, 0.5, -0.5, -1.0):
+            want = torch.tensor([math.pow(e, p) for e in v.double().tolist()], dtype=torch.float64).to(dtype)
+            assert torch.equal(whole, want), p
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_pow_each_edges_errors_and_torch_integration(device):
+    """torch.pow's values at zeros, infinities, NaN, subnormals and extremes;
+    gradients (forward and double backward too), opcheck, vmap, compile;
+    a dtype it does not take is refused naming the argument."""
+    inf, nan = math.inf, math.nan
+    edges = torch.tensor([0.0, -0.0, 1.0, 2.0, inf, nan, 5e-324, 1e300, 1e-300], dtype=torch.float64, device=device)
+    for dtype in (torch.float64, torch.float32):
+        e = edges.to(dtype)
+        for p in EXPONENTS:
+            torch.testing.assert_close(torch.ops.redux._pow_each(e, p), e.pow(p), equal_nan=True)
+    x = random_tensor((3, 4, 5), torch.float64, device, seed=8, offset=2.0).abs().requires_grad_()
+    for p in (3.0, 0.5, -1.5, 7.25, 0.0):
+        f = lambda t: torch.ops.redux._pow_each(t, p)  # noqa: E731
+        assert torch.autograd.gradcheck(f, (x,), check_forward_ad=True)
+        assert torch.autograd.gradgradcheck(f, (x,))
+    y = random_tensor((6, 40), torch.float32, device, seed=4).abs()
+    torch.library.opcheck(torch.ops.redux._pow_each.default, (y, 1.5))
+    torch.library.opcheck(torch.ops.redux._pow_each.default, (y.double().t(), -0.5))
+    assert torch.equal(torch.vmap(lambda t: torch.ops.redux._pow_each(t, 1.5), in_dims=1)(y),
+                       torch.ops.redux._pow_each(y.t(), 1.5))
+    assert torch.equal(torch.vmap(lambda t: torch.ops.redux._pow_each(t, exponent=-0.5))(y),
+                       torch.ops.redux._pow_each(y, -0.5))
+    assert torch.equal(torch.compile(lambda t: torch.ops.redux._pow_each(t, 1.5), fullgraph=True)(y),
+                       torch.ops.redux._pow_each(y, 1.5))
+    with pytest.raises(RuntimeError, match="redux._pow_each: argument 'self' has dtype"):
+        torch.ops.redux._pow_each(y.half(), 2.0)
+    with pytest.raises(RuntimeError, match="redux._pow_each: argument 'self' has dtype"):
+        torch.ops.redux._pow_each(y.long(), 2.0)

@@ -3,7 +3,8 @@
 // float64 and their complex forms, fp32 for float16 and bfloat16); ord 1:
 // sum |x|; 2: sqrt(sum |x|^2); 0: the count of nonzeros; +-inf: max / min
 // |x| (exact in any order: redux::amax / amin of |x|, or where no gradient is
-// recorded redux::_extreme_abs, one read); other p: (sum |x|^p)^(1/p).
+// recorded redux::_extreme_abs, one read); other p: (sum |x|^p)^(1/p), the
+// power and the root by redux::_pow_each (the same bits at every place).
 // One rounding to the result dtype. Where no gradient is recorded, a real
 // input is read once: ord 2 over trailing dims of float32 / float16 /
 // bfloat16 rows of up to kRowKernelMaxN by the row kernel
@@ -21,6 +22,7 @@
 
 #include "extremes.h"
 #include "plan.h"
+#include "powers.h"
 #include "row_kernels.h"
 
 namespace redux_shim {
@@ -38,7 +40,7 @@ bool norm_reads(at::ScalarType t) {
 at::Tensor root_at_zero(const at::Tensor &sum, double exponent) {
   const at::Tensor zero = sum.eq(0);
   const at::Tensor safe = at::where(zero, at::ones_like(sum), sum);
-  const at::Tensor root = exponent == 0.5 ? safe.sqrt() : safe.pow(exponent);
+  const at::Tensor root = exponent == 0.5 ? safe.sqrt() : pow_each_op().call(safe, exponent);
   return at::where(zero, at::zeros_like(sum), root);
 }
 
@@ -118,9 +120,9 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
   } else if (p == 2) {
     norm = root_at_zero(sum_op().call(magnitude.mul(magnitude), dim, keepdim, std::nullopt), 0.5);
   } else if (p > 0) {
-    norm = root_at_zero(sum_op().call(magnitude.pow(p), dim, keepdim, std::nullopt), 1.0 / p);
+    norm = root_at_zero(sum_op().call(pow_each_op().call(magnitude, p), dim, keepdim, std::nullopt), 1.0 / p);
   } else {  // |0|^p is inf, the sum inf and its root 0, as torch's
-    norm = sum_op().call(magnitude.pow(p), dim, keepdim, std::nullopt).pow(1.0 / p);
+    norm = pow_each_op().call(sum_op().call(pow_each_op().call(magnitude, p), dim, keepdim, std::nullopt), 1.0 / p);
   }
   return norm.to(out);
 }

@@ -237,6 +237,9 @@ static void define_composites(torch::Library &m) {
   define(m, "_nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> "
             "(Tensor, Tensor)",
          {at::Tag::pt2_compliant_tag});
+  // Internal: x^exponent element by element, the same bits at every place
+  // (powers.cpp), for vector_norm's powers and roots of a general p.
+  define(m, "_pow_each(Tensor self, float exponent) -> Tensor", {at::Tag::pt2_compliant_tag});
   // torch.linalg.vector_norm's signature and semantics, on redux::sum (norms.cpp).
   define(m, "vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) "
             "-> Tensor",

@@ -523,6 +523,17 @@ redux_status redux_cpu_exp_cols(redux_exp_op op, const void *x, const double *ce
 redux_status redux_cuda_exp_cols(redux_exp_op op, const void *x, const double *center, double *partials, double *by,
                                  void *y, redux_shape shape, redux_dtype t, void *stream);
 
+/* ---- Elementwise powers (csrc/cpu/powers.c) --------------------------------
+ * y[i] = x[i]^exponent for i in [begin, end), float32 or float64 in and out
+ * (float32: the fp64 power rounded once). One scalar path for every element,
+ * so the bits do not depend on an element's place, the batch or the threads:
+ * exponents 2, 3, -2, 0.5, -0.5 and -1 by torch's operations for them
+ * (products, sqrt, a division), any other by the C library's pow (another
+ * C library, or glibc's FMA and non-FMA forms, may round a rare hard case
+ * otherwise). x and y may be the same buffer. */
+redux_status redux_cpu_pow_each(const void *x, void *y, double exponent, int64_t begin, int64_t end,
+                                redux_dtype t);
+
 /* ---- Extremes (csrc/cpu/extremes.c, csrc/cuda/extremes.cu) ---------------
  * The maximum or the minimum of [outer, n, inner] along n (n > 0), in and
  * out of one dtype t: float32, float64, float16, bfloat16 or int64. Exact,

@@ -1,0 +1,17 @@
+// redux::_pow_each (powers.cpp): x^p element by element, float32 or float64,
+// with the same bits at every place in the buffer (redux.h, "Elementwise
+// powers"); vector_norm's powers and roots for a general p.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include "redux/redux.h"
+
+namespace redux_shim {
+
+// redux::_pow_each's typed dispatcher handle, looked up once.
+using PowEachFn = at::Tensor(const at::Tensor &, double);
+const c10::TypedOperatorHandle<PowEachFn> &pow_each_op();
+
+}  // namespace redux_shim
