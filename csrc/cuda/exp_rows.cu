@@ -171,48 +171,20 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_sp
 /* Softmax (LOG false) or log_softmax of rows from their given maximum and
  * sum of exponentials (parts, as REDUX_EXP_PARTS lays them out): the first
  * kernel's last pass, element by element, so blocks split rows (blockIdx.x
- * over a row, blockIdx.y over rows) without changing a bit. VECTOR (x and y
- * 16-byte aligned, rows of whole vectors): a thread loads kApplyUnroll
- * 16-byte vectors before it writes any, so enough bytes are in flight to
- * read at the DRAM rate; else one element at a time. */
-constexpr int kApplyUnroll = 2;
-
+ * over a row, blockIdx.y over rows) without changing a bit. */
 template <typename T, bool LOG>
-__device__ __forceinline__ T apply_one(T v, double m, double by) {
-  const double d = (double)to_float<T>(v) - m;
-  return from_double<T>(LOG ? d - by : exp64(d) * by);
-}
-
-template <typename T, bool LOG, bool VECTOR>
 __global__ void __launch_bounds__(kBlock)
 exp_rows_apply_kernel(const T *__restrict__ x, const double *__restrict__ parts, T *__restrict__ y, int64_t rows,
                       int64_t n) {
-  constexpr int VEC = vec_of<T>::value;
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     const double m = parts[2 * row], s = parts[2 * row + 1];
     /* a maximum that is not finite: the row is all NaN, as exp_rows_kernel gives it */
     const double by = !isfinite(m) ? (double)NAN : LOG ? log(s) : 1.0 / s;
     const T *xr = x + row * n;
     T *yr = y + row * n;
-    if constexpr (VECTOR) {
-      const int64_t vecs = n / VEC, step = (int64_t)gridDim.x * kBlock * kApplyUnroll;
-      for (int64_t i = (int64_t)blockIdx.x * kBlock * kApplyUnroll + threadIdx.x; i < vecs; i += step) {
-        T v[kApplyUnroll][VEC];
-#pragma unroll
-        for (int u = 0; u < kApplyUnroll; ++u)
-          if (i + u * kBlock < vecs) load_vec<T, VEC, true, true>(xr + (i + u * kBlock) * VEC, v[u]);
-#pragma unroll
-        for (int u = 0; u < kApplyUnroll; ++u) {
-          if (i + u * kBlock >= vecs) break;
-          T o[VEC];
-#pragma unroll
-          for (int e = 0; e < VEC; ++e) o[e] = apply_one<T, LOG>(v[u][e], m, by);
-          store_vec16<T>(yr + (i + u * kBlock) * VEC, o);
-        }
-      }
-    } else {
-      for (int64_t i = (int64_t)blockIdx.x * kBlock + threadIdx.x; i < n; i += (int64_t)gridDim.x * kBlock)
-        yr[i] = apply_one<T, LOG>(xr[i], m, by);
+    for (int64_t i = (int64_t)blockIdx.x * kBlock + threadIdx.x; i < n; i += (int64_t)gridDim.x * kBlock) {
+      const double d = (double)to_float<T>(xr[i]) - m;
+      yr[i] = from_double<T>(LOG ? d - by : exp64(d) * by);
     }
   }
 }
@@ -316,13 +288,10 @@ redux_status launch_combine(bool lse, const double *parts, void *y, int64_t rows
 template <typename T>
 redux_status launch_apply(bool log_form, const void *x, const double *parts, void *y, int64_t rows, int64_t n,
                           cudaStream_t stream) {
-  const bool vector = rows_aligned<T>(x, n) && (uintptr_t)y % 16 == 0;
-  /* elements a block takes at least: a thread's kApplyUnroll vectors, or 8 one by one */
-  const int64_t per_block = kBlock * (vector ? (int64_t)kApplyUnroll * vec_of<T>::value : 8);
-  const dim3 grid((unsigned)std::min<int64_t>((n + per_block - 1) / per_block, 4096),
+  constexpr int64_t kPerBlock = kBlock * 8;  /* elements a block takes at least: 8 a thread */
+  const dim3 grid((unsigned)std::min<int64_t>((n + kPerBlock - 1) / kPerBlock, 4096),
                   (unsigned)std::min<int64_t>(rows, 65535));
-  auto kernel = vector ? (log_form ? exp_rows_apply_kernel<T, true, true> : exp_rows_apply_kernel<T, false, true>)
-                       : (log_form ? exp_rows_apply_kernel<T, true, false> : exp_rows_apply_kernel<T, false, false>);
+  auto kernel = log_form ? exp_rows_apply_kernel<T, true> : exp_rows_apply_kernel<T, false>;
   kernel<<<grid, kBlock, 0, stream>>>(static_cast<const T *>(x), parts, static_cast<T *>(y), rows, n);
   return launch_status();
 }
