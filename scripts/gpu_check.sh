@@ -13,6 +13,9 @@
 #                  sums    test_sum test_fuzz test_reliability test_ladder
 #                  switch  test_switch test_versus
 #                  multi   test_distributed (two GPUs for its NCCL tests)
+#                  ops     the other reductions' files: test_batching test_centered_cols
+#                          test_exp_rows test_exp_sums test_extremes test_mean
+#                          test_moment_rows test_norms test_opinfo test_sum_of test_var
 #                  rest    every other file
 #                PYTEST_ARGS are passed on, split as the shell splits words, quotes
 #                kept (e.g. "-n 15" with pytest-xdist, or "-m 'compile or not compile'");
@@ -69,6 +72,7 @@ declare -A SLICES=(
   [sums]="test_sum test_fuzz test_reliability test_ladder"
   [switch]="test_switch test_versus"
   [multi]="test_distributed"
+  [ops]="test_batching test_centered_cols test_exp_rows test_exp_sums test_extremes test_mean test_moment_rows test_norms test_opinfo test_sum_of test_var"
 )
 slice_files() {  # the test files of slice $1, one per line
   if [[ $1 == rest ]]; then
