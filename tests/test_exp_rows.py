@@ -146,7 +146,7 @@ def test_apply_of_a_rows_own_parts_gives_the_one_kernel_bits(device):
                 nan = want.isnan()  # NaN's bits may differ: their places may not
                 assert nan.view(-1, n)[3:].all() and not nan.view(-1, n)[:3].any() and torch.equal(got.isnan(), nan)
                 assert torch.equal(got.view(bits)[~nan], want.view(bits)[~nan]), (n, dtype, op)
-        for n in (1024, 128256):  # rows at an address off 16 bytes: the pass that takes one element at a time
+        for n in (1024, 128256):  # rows at an address off 16 bytes, read without vectors: an aligned copy's bits
             x = random_tensor((3 * n + 1,), dtype, device, seed=n + 3)[1:].view(3, n)
             parts = torch.ops.redux._exp_rows(x, 3)
             for op in (0, 1):
