@@ -1,6 +1,7 @@
 """Is each of redux's reductions as fast as torch's own on model shapes?
 
     python bench/ops.py [--device cuda|cpu] [--threads N] [--reps 30] [--out FILE]
+                        [--ops softmax,logsumexp] [--shapes 128256]
 
 For each op (sum, mean, var, std, var_mean, logsumexp, softmax,
 log_softmax, vector_norm with ord 2 and inf, amax, amin) and each float32 shape, rows
@@ -15,6 +16,10 @@ float64 within float32 tolerance (torch's float32 answer can be further
 off: its log_softmax of 4M elements by 7e-5). For ops that write as much as they read (softmax,
 log_softmax), the last column is redux's time over a copy of the input
 (x.clone(), the read-and-write floor the hardware allows).
+
+--ops and --shapes time a part of the table (the ops named, the shapes
+whose label holds the text), for a quick comparison; --out, which writes
+the record, takes the whole table.
 
 CUDA: CUDA events around each call, the L2 flushed by a 256 MiB write
 before it. CPU: wall time, torch's intra-op threads set to --threads
@@ -102,7 +107,19 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="CPU: torch's intra-op threads (default: every core)")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--out", default="", help="also write the table to this file")
+    ap.add_argument("--ops", default="", help="comma-separated ops to time (default: all): " + ", ".join(OPS))
+    ap.add_argument("--shapes", default="", help="time only the shapes whose label holds this text (e.g. 128256, cols)")
     args = ap.parse_args()
+    ops = [o.strip() for o in args.ops.split(",") if o.strip()] or list(OPS)
+    unknown = [o for o in ops if o not in OPS]
+    if unknown:
+        ap.error(f"--ops: unknown op {unknown[0]!r}; choose from {', '.join(OPS)}")
+    chosen = [s for s in shapes(args.device) if args.shapes in s[0]]
+    if not chosen:
+        ap.error(f"--shapes: no shape's label holds {args.shapes!r}; the labels: "
+                 + "; ".join(s[0] for s in shapes(args.device)))
+    if args.out and (args.ops or args.shapes):
+        ap.error("--out writes the record, which holds the whole table: drop --ops and --shapes")
     if args.device == "cpu" and args.threads:
         torch.set_num_threads(args.threads)
     timer = Timer(args.device, args.reps)
@@ -113,10 +130,11 @@ def main():
              f"{'op':<12} {'shape':<24} {'torch':>10} {'redux':>10} {'ratio':>6} {'floor':>6}"]
     print("\n".join(lines), flush=True)
     g = torch.Generator(device=args.device).manual_seed(0)
-    for label, shape, dims in shapes(args.device):
+    for label, shape, dims in chosen:
         x = torch.randn(shape, generator=g, device=args.device).mul_(2).add_(3)
         copy_us = timer.us(lambda: x.clone())
-        for name, (theirs, ours, writes) in OPS.items():
+        for name in ops:
+            theirs, ours, writes = OPS[name]
             if not agree(ours(x, dims), theirs(x.double(), dims)):
                 raise SystemExit(f"{name} {label}: redux's result differs from the float64 one beyond float32 "
                                  "tolerance")

@@ -150,6 +150,30 @@ def test_shapes_benchmark_cpu_part_runs(capsys, tmp_path):
     assert all(r["target"] == 1.00 for r in saved["cpu"])
 
 
+def test_ops_benchmark_times_a_chosen_part_and_writes_only_whole_records(tmp_path):
+    """bench/ops.py --ops / --shapes time those rows alone; a bad name is a
+    usage error naming its option, and --out (the record) refuses a part."""
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(HERE), "bench", "ops.py")
+
+    def ops(*args):
+        return subprocess.run([sys.executable, script, "--device", "cpu", "--threads", "1", "--reps", "2", *args],
+                              capture_output=True, text=True, timeout=120)
+
+    run = ops("--ops", "sum,norm 2", "--shapes", "(1, 1024)")
+    assert run.returncode == 0, run.stderr
+    rows = [line.split() for line in run.stdout.splitlines()[2:]]
+    assert [r[0] if r[0] != "norm" else "norm 2" for r in rows] == ["sum", "norm 2"], run.stdout
+    assert all(" ".join(r[-6:-4]) == "1024) rows" and float(r[-2]) > 0 for r in rows), run.stdout
+    run = ops("--ops", "bogus")
+    assert run.returncode == 2 and "--ops: unknown op 'bogus'" in run.stderr
+    run = ops("--shapes", "no such shape")
+    assert run.returncode == 2 and "--shapes: no shape's label holds 'no such shape'" in run.stderr
+    run = ops("--ops", "sum", "--out", str(tmp_path / "ops.txt"))
+    assert run.returncode == 2 and "--out writes the record" in run.stderr and not (tmp_path / "ops.txt").exists()
+
+
 def test_gpu_check_require_gpu_runs_nothing_on_another_gpu(tmp_path):
     """REQUIRE_GPU names the GPU a run needs: on any other (here: none, or
     a GPU whose name lacks the text) gpu_check.sh exits 3 before any step."""
