@@ -67,17 +67,18 @@ template <redux_exp_op OP> __device__ __forceinline__ double output_factor(doubl
 }
 
 /* Rows read once into registers (row_cache, 16-byte aligned rows of whole
- * vectors): the maximum and the sum from there, and a float32 softmax keeps
- * its exponentials (log_softmax its x - m) for the outputs, so it loads the
- * next row as soon as they are kept and those loads are in flight while it
- * finishes this one. The same arithmetic in the same order as
- * exp_rows_kernel. */
+ * vectors): the maximum and the sum from there. A float32 softmax keeps its
+ * exponentials (log_softmax its x - m) for the outputs, and logsumexp and
+ * the parts write no row, so these load the next row once the exponentials
+ * are summed and those loads are in flight while they finish this one. The
+ * same arithmetic in the same order as exp_rows_kernel. */
 template <typename T, int WIDTH, redux_exp_op OP>
 __global__ void __launch_bounds__(kBlock)
 exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_span span) {
   constexpr int VEC = vec_of<T>::value, GROUPS = kBlock / WIDTH;
   constexpr bool WRITES = OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX;
   constexpr bool KEEP = WRITES && sizeof(T) == 4;
+  constexpr bool PREFETCH = KEEP || !WRITES;  // this row's values are spent after its exponentials
   __shared__ float max_scratch[kBlock / 32], max_shared;
   __shared__ double sum_scratch[kBlock / 32], sum_shared;
   const int lane = threadIdx.x % WIDTH;
@@ -89,10 +90,10 @@ exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows,
     cache.load(x + (live ? span.start(row) : 0), live ? span.length(row) : 1, lane, live);
   };
   int64_t row0 = (int64_t)blockIdx.x * GROUPS;
-  if (KEEP && row0 < rows) fetch(row0);
+  if (PREFETCH && row0 < rows) fetch(row0);
   for (; row0 < rows; row0 += step) {
     const int64_t row = row0 + group;
-    if (!KEEP) fetch(row0);
+    if (!PREFETCH) fetch(row0);
     float m = max_policy::zero();
     cache.each([&](int, int, T v) { m = max_policy::combine(m, to_float<T>(v)); });
     m = group_reduce<max_policy, WIDTH>(m, max_scratch, &max_shared);
@@ -105,7 +106,7 @@ exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows,
       if constexpr (KEEP) kept[k][e] = OP == REDUX_EXP_SOFTMAX ? ex : d;
       s += ex;
     });
-    if (KEEP && row0 + step < rows) fetch(row0 + step);
+    if (PREFETCH && row0 + step < rows) fetch(row0 + step);
     s = group_reduce<fp64_policy, WIDTH>(s, sum_scratch, &sum_shared);
     if (row >= rows) continue;
     if constexpr (!WRITES) {
