@@ -130,6 +130,22 @@ def test_cpu_exp_is_within_two_ulp_in_every_form(tmp_path):
         assert run.returncode == 0 and run.stdout.splitlines()[-1] == "ok", run.stdout
 
 
+@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+def test_cpu_16_bit_conversions_round_once_to_nearest_even(tmp_path):
+    """csrc/cpu/convert.h (branch-free, so its loops vectorize) against a
+    rint/ldexp reference: every float16 and bfloat16 code to float, and
+    floats and doubles to both (each code pair's midpoint and its
+    neighbours, where a plain float in between would round twice; NaN, inf,
+    overflow, subnormals), at -O2 and at -O3 for this CPU."""
+    cpu = os.path.join(ROOT, "csrc", "cpu")
+    for flags in (["-O2"], ["-O3", "-march=native"]):
+        exe = tmp_path / ("convert" + "".join(flags))
+        subprocess.run([CC, "-std=c11", *flags, "-ffp-contract=off", "-I", cpu, "-I", os.path.join(ROOT, "tests", "c"),
+                        os.path.join(ROOT, "tests", "c", "convert_check.c"), "-lm", "-o", str(exe)], check=True)
+        run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0 and run.stdout.splitlines()[-1] == "0 failures", run.stdout
+
+
 def test_exp_table_is_correctly_rounded():
     """include/redux/exp_table.h's T[j] = 2^(j / 64), j = 0 .. 63, each the
     double nearest the exact value (decimal arithmetic to 60 digits), and
