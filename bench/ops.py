@@ -1,10 +1,10 @@
 """Is each of redux's reductions as fast as torch's own on model shapes?
 
     python bench/ops.py [--device cuda|cpu] [--threads N] [--reps 30] [--out FILE]
-                        [--ops softmax,logsumexp] [--shapes 128256]
+                        [--ops softmax,logsumexp] [--shapes 128256] [--dtype bfloat16]
 
 For each op (sum, mean, var, std, var_mean, logsumexp, softmax,
-log_softmax, vector_norm with ord 2 and inf, amax, amin) and each float32 shape, rows
+log_softmax, vector_norm with ord 2 and inf, amax, amin) and each shape, rows
 (the last dim reduced, as a model's norms and softmaxes do) and columns
 (dim 0, as a bias gradient does) of widths 1024 and 8192, rows of a
 128256-token vocabulary (a cross-entropy's logsumexp), and one full
@@ -12,14 +12,15 @@ sum of the competition's ranked size: the median time per call of
 torch's op and of redux's (torch.ops.redux), measured in the same run,
 one after the other for each shape, and their ratio (below 1: redux is
 faster). Each redux result is first checked against torch's op in
-float64 within float32 tolerance (torch's float32 answer can be further
+float64 within the dtype's tolerance (torch's float32 answer can be further
 off: its log_softmax of 4M elements by 7e-5). For ops that write as much as they read (softmax,
 log_softmax), the last column is redux's time over a copy of the input
 (x.clone(), the read-and-write floor the hardware allows).
 
 --ops and --shapes time a part of the table (the ops named, the shapes
 whose label holds the text), for a quick comparison; --out, which writes
-the record, takes the whole table.
+the record, takes the whole table. --dtype (float32 by default, bfloat16,
+float16) is the inputs' dtype, and so each op's output's.
 
 CUDA: CUDA events around each call, the L2 flushed by a 256 MiB write
 before it. CPU: wall time, torch's intra-op threads set to --threads
@@ -96,9 +97,16 @@ class Timer:
         return statistics.median(times)
 
 
-def agree(a, b):
-    a, b = (a if isinstance(a, tuple) else (a,)), (b if isinstance(b, tuple) else (b,))
-    return all(torch.allclose(x.double(), y.double(), rtol=1e-5, atol=1e-5) for x, y in zip(a, b))
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+TOLERANCE = {torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 2e-3}  # a few of the dtype's ulps
+
+
+def agree(ours, reference, tol):
+    """Whether redux's outputs match the float64 reference rounded to their dtype (so a float16 sum past
+    65504 is inf in both)."""
+    ours = ours if isinstance(ours, tuple) else (ours,)
+    reference = reference if isinstance(reference, tuple) else (reference,)
+    return all(torch.allclose(x.double(), y.to(x.dtype).double(), rtol=tol, atol=tol) for x, y in zip(ours, reference))
 
 
 def main():
@@ -109,6 +117,7 @@ def main():
     ap.add_argument("--out", default="", help="also write the table to this file")
     ap.add_argument("--ops", default="", help="comma-separated ops to time (default: all): " + ", ".join(OPS))
     ap.add_argument("--shapes", default="", help="time only the shapes whose label holds this text (e.g. 128256, cols)")
+    ap.add_argument("--dtype", choices=list(DTYPES), default="float32", help="the inputs' dtype (default: float32)")
     args = ap.parse_args()
     ops = [o.strip() for o in args.ops.split(",") if o.strip()] or list(OPS)
     unknown = [o for o in ops if o not in OPS]
@@ -125,18 +134,19 @@ def main():
     timer = Timer(args.device, args.reps)
     where = (torch.cuda.get_device_name() if args.device == "cuda"
              else f"CPU, {torch.get_num_threads()} threads")
-    lines = [f"{where}, torch {torch.__version__}, float32, median of {args.reps}; us per call, redux / torch "
+    dtype = DTYPES[args.dtype]
+    lines = [f"{where}, torch {torch.__version__}, {args.dtype}, median of {args.reps}; us per call, redux / torch "
              "(below 1: redux faster); floor: redux / x.clone() for ops that write what they read",
              f"{'op':<12} {'shape':<24} {'torch':>10} {'redux':>10} {'ratio':>6} {'floor':>6}"]
     print("\n".join(lines), flush=True)
     g = torch.Generator(device=args.device).manual_seed(0)
     for label, shape, dims in chosen:
-        x = torch.randn(shape, generator=g, device=args.device).mul_(2).add_(3)
+        x = torch.randn(shape, generator=g, device=args.device).mul_(2).add_(3).to(dtype)
         copy_us = timer.us(lambda: x.clone())
         for name in ops:
             theirs, ours, writes = OPS[name]
-            if not agree(ours(x, dims), theirs(x.double(), dims)):
-                raise SystemExit(f"{name} {label}: redux's result differs from the float64 one beyond float32 "
+            if not agree(ours(x, dims), theirs(x.double(), dims), TOLERANCE[dtype]):
+                raise SystemExit(f"{name} {label}: redux's result differs from the float64 one beyond {args.dtype} "
                                  "tolerance")
             t_us, r_us = timer.us(lambda: theirs(x, dims)), timer.us(lambda: ours(x, dims))
             floor = f"{r_us / copy_us:6.2f}" if writes else f"{'-':>6}"

@@ -151,8 +151,9 @@ def test_shapes_benchmark_cpu_part_runs(capsys, tmp_path):
 
 
 def test_ops_benchmark_times_a_chosen_part_and_writes_only_whole_records(tmp_path):
-    """bench/ops.py --ops / --shapes time those rows alone; a bad name is a
-    usage error naming its option, and --out (the record) refuses a part."""
+    """bench/ops.py --ops / --shapes time those rows alone, --dtype in a 16-bit
+    dtype; a bad name is a usage error naming its option, and --out (the
+    record) refuses a part."""
     import subprocess
     import sys
     script = os.path.join(os.path.dirname(HERE), "bench", "ops.py")
@@ -166,6 +167,12 @@ def test_ops_benchmark_times_a_chosen_part_and_writes_only_whole_records(tmp_pat
     rows = [line.split() for line in run.stdout.splitlines()[2:]]
     assert [r[0] if r[0] != "norm" else "norm 2" for r in rows] == ["sum", "norm 2"], run.stdout
     assert all(" ".join(r[-6:-4]) == "1024) rows" and float(r[-2]) > 0 for r in rows), run.stdout
+    for dtype in ("bfloat16", "float16"):  # 16-bit inputs, checked against float64 at their own tolerance
+        run = ops("--ops", "sum,softmax", "--shapes", "(1, 8192)", "--dtype", dtype)
+        assert run.returncode == 0, run.stderr
+        assert f", {dtype}, median of 2;" in run.stdout.splitlines()[0] and len(run.stdout.splitlines()) == 4
+    run = ops("--dtype", "float64")
+    assert run.returncode == 2 and "--dtype: invalid choice: 'float64'" in run.stderr
     run = ops("--ops", "bogus")
     assert run.returncode == 2 and "--ops: unknown op 'bogus'" in run.stderr
     run = ops("--shapes", "no such shape")
