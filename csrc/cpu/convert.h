@@ -39,7 +39,7 @@ static inline uint16_t float_to_f16(float f) {
   const uint32_t u = float_to_bits(f);
   const uint32_t sign = (u >> 16) & 0x8000u;
   const uint32_t abs = u & 0x7fffffffu;
-  const uint32_t special = 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u); /* inf or NaN (kept quiet) */
+  const uint32_t special = 0x7c00u | (0x200u & mask_of(abs > 0x7f800000u)); /* inf or NaN (kept quiet) */
   /* below 2^-14, fp16's subnormal code: abs * 2^24 rounded to nearest even by
    * the add (0.5's ulp is 2^-24); a float subnormal gives 0 as it should */
   const uint32_t tiny = float_to_bits(bits_to_float(abs) + 0.5f) - 0x3f000000u;

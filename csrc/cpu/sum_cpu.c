@@ -277,11 +277,11 @@ static inline double tree32_v(const v4d a[8]) {
     const v4d acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};                                     \
     RETURN_LANES(acc, LOAD, x, i, count);                                                    \
   }
-/* float16 (TO_FLOAT f16_to_float): each block's 32 elements converted to
- * floats in a loop of their own (it vectorizes; converting inside the lanes'
- * adds does not), then DEFINE_PARTIAL_D's lanes and order on those floats
- * (MAP: LOAD_F32 or its |v|, v * v), the same values as LOAD's. */
-#define DEFINE_PARTIAL_D_16(NAME, TO_FLOAT, MAP, LOAD)                                       \
+/* float16: each block's 32 elements converted to floats in a loop of their
+ * own (it vectorizes; converting inside the lanes' adds does not), then
+ * DEFINE_PARTIAL_D's lanes and order on those floats (MAP: LOAD_F32 or its
+ * |v|, v * v), the same values as LOAD's. */
+#define DEFINE_PARTIAL_D_F16(NAME, MAP, LOAD)                                                \
   REDUX_HOT static double NAME(const void *x, int64_t count) {                               \
     const uint16_t *h = (const uint16_t *)x;                                                 \
     v4d a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;     \
@@ -290,7 +290,7 @@ static inline double tree32_v(const v4d a[8]) {
       PREFETCH(x, i, 2);                                                                     \
       PREFETCH(x, i + 16, 2);                                                                \
       float f[FLANES];                                                                       \
-      for (int k = 0; k < FLANES; ++k) f[k] = TO_FLOAT(h[i + k]);                             \
+      for (int k = 0; k < FLANES; ++k) f[k] = f16_to_float(h[i + k]);                        \
       a0 += V4(MAP, f, 0);                                                                   \
       a1 += V4(MAP, f, 4);                                                                   \
       a2 += V4(MAP, f, 8);                                                                   \
@@ -304,7 +304,7 @@ static inline double tree32_v(const v4d a[8]) {
     RETURN_LANES(acc, LOAD, x, i, count);                                                    \
   }
 DEFINE_PARTIAL_D(partial_d_f32, LOAD_F32, 4)
-DEFINE_PARTIAL_D_16(partial_d_f16, f16_to_float, LOAD_F32, LOAD_F16)
+DEFINE_PARTIAL_D_F16(partial_d_f16, LOAD_F32, LOAD_F16)
 DEFINE_PARTIAL_D(partial_d_bf16, LOAD_BF16, 2)
 
 /* The mapped reductions' loads: the element in fp64, then |v| or v * v
@@ -319,10 +319,10 @@ static inline double square(double v) { return v * v; }
 #define SQUARE_BF16(p, i) square(LOAD_BF16(p, i))
 #define SQUARE_F64(p, i) square(LOAD_F64(p, i))
 DEFINE_PARTIAL_D(partial_abs_f32, ABS_F32, 4)
-DEFINE_PARTIAL_D_16(partial_abs_f16, f16_to_float, ABS_F32, ABS_F16)
+DEFINE_PARTIAL_D_F16(partial_abs_f16, ABS_F32, ABS_F16)
 DEFINE_PARTIAL_D(partial_abs_bf16, ABS_BF16, 2)
 DEFINE_PARTIAL_D(partial_square_f32, SQUARE_F32, 4)
-DEFINE_PARTIAL_D_16(partial_square_f16, f16_to_float, SQUARE_F32, SQUARE_F16)
+DEFINE_PARTIAL_D_F16(partial_square_f16, SQUARE_F32, SQUARE_F16)
 DEFINE_PARTIAL_D(partial_square_bf16, SQUARE_BF16, 2)
 
 #if REDUX_FMA_LOOP
