@@ -258,6 +258,19 @@ static inline double tree32_v(const v4d a[8]) {
   } while (0)
 
 #define V4(LOAD, x, i) ((v4d){LOAD(x, (i)), LOAD(x, (i) + 1), LOAD(x, (i) + 2), LOAD(x, (i) + 3)})
+/* The 32 lanes' adds of one block: lane vector k takes elements 4k .. 4k + 3
+ * of the block at p + i, each read by LOAD (LOAD(p, j): element j). */
+#define ADD_BLOCK(LOAD, p, i)                                                                \
+  do {                                                                                       \
+    a0 += V4(LOAD, p, (i));                                                                  \
+    a1 += V4(LOAD, p, (i) + 4);                                                              \
+    a2 += V4(LOAD, p, (i) + 8);                                                              \
+    a3 += V4(LOAD, p, (i) + 12);                                                             \
+    a4 += V4(LOAD, p, (i) + 16);                                                             \
+    a5 += V4(LOAD, p, (i) + 20);                                                             \
+    a6 += V4(LOAD, p, (i) + 24);                                                             \
+    a7 += V4(LOAD, p, (i) + 28);                                                             \
+  } while (0)
 #define DEFINE_PARTIAL_D(NAME, LOAD, ELEM)                                                   \
   REDUX_HOT static double NAME(const void *x, int64_t count) {                               \
     v4d a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;     \
@@ -265,14 +278,7 @@ static inline double tree32_v(const v4d a[8]) {
     for (; i + FLANES <= count; i += FLANES) {                                               \
       PREFETCH(x, i, ELEM);                                                                  \
       PREFETCH(x, i + 16, ELEM);                                                             \
-      a0 += V4(LOAD, x, i);                                                                  \
-      a1 += V4(LOAD, x, i + 4);                                                              \
-      a2 += V4(LOAD, x, i + 8);                                                              \
-      a3 += V4(LOAD, x, i + 12);                                                             \
-      a4 += V4(LOAD, x, i + 16);                                                             \
-      a5 += V4(LOAD, x, i + 20);                                                             \
-      a6 += V4(LOAD, x, i + 24);                                                             \
-      a7 += V4(LOAD, x, i + 28);                                                             \
+      ADD_BLOCK(LOAD, x, i);                                                                 \
     }                                                                                        \
     const v4d acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};                                     \
     RETURN_LANES(acc, LOAD, x, i, count);                                                    \
@@ -291,14 +297,7 @@ static inline double tree32_v(const v4d a[8]) {
       PREFETCH(x, i + 16, 2);                                                                \
       float f[FLANES];                                                                       \
       for (int k = 0; k < FLANES; ++k) f[k] = f16_to_float(h[i + k]);                        \
-      a0 += V4(MAP, f, 0);                                                                   \
-      a1 += V4(MAP, f, 4);                                                                   \
-      a2 += V4(MAP, f, 8);                                                                   \
-      a3 += V4(MAP, f, 12);                                                                  \
-      a4 += V4(MAP, f, 16);                                                                  \
-      a5 += V4(MAP, f, 20);                                                                  \
-      a6 += V4(MAP, f, 24);                                                                  \
-      a7 += V4(MAP, f, 28);                                                                  \
+      ADD_BLOCK(MAP, f, 0);                                                                  \
     }                                                                                        \
     const v4d acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};                                     \
     RETURN_LANES(acc, LOAD, x, i, count);                                                    \
