@@ -50,6 +50,14 @@ static inline int redux_cpu_fma_lanes(void) {
   return answer_once(&cache, cpu_has_avx2_fma);
 }
 
+static inline int cpu_has_avx2_f16c(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"); }
+/* Whether float16 loads convert by the F16C instruction (exact, as
+ * convert.h's f16_to_float): the CPU has AVX2 and F16C. Speed only. */
+static inline int redux_cpu_f16c(void) {
+  static _Atomic int cache = 0;
+  return answer_once(&cache, cpu_has_avx2_f16c);
+}
+
 static inline int cpu_takes_eight_lanes(void) {
   const char *env = getenv("REDUX_CPU_EIGHT_LANES");
   return __builtin_cpu_supports("avx512f") && !(env && !strcmp(env, "0"));

@@ -286,9 +286,12 @@ static inline double tree32_v(const v4d a[8]) {
 /* float16: each block's 32 elements converted to floats in a loop of their
  * own (it vectorizes; converting inside the lanes' adds does not), then
  * DEFINE_PARTIAL_D's lanes and order on those floats (MAP: LOAD_F32 or its
- * |v|, v * v), the same values as LOAD's. */
-#define DEFINE_PARTIAL_D_F16(NAME, MAP, LOAD)                                                \
-  REDUX_HOT static double NAME(const void *x, int64_t count) {                               \
+ * |v|, v * v), the same values as LOAD's. CONVERT_BLOCK(f, h): f[0, 32)
+ * from the codes h[0, 32), exactly. */
+#define F16_BLOCK_C(f, h) \
+  for (int k = 0; k < FLANES; ++k) (f)[k] = f16_to_float((h)[k])
+#define DEFINE_PARTIAL_D_F16(NAME, ATTR, CONVERT_BLOCK, MAP, LOAD)                           \
+  ATTR static double NAME(const void *x, int64_t count) {                                    \
     const uint16_t *h = (const uint16_t *)x;                                                 \
     v4d a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;     \
     int64_t i = 0;                                                                           \
@@ -296,14 +299,14 @@ static inline double tree32_v(const v4d a[8]) {
       PREFETCH(x, i, 2);                                                                     \
       PREFETCH(x, i + 16, 2);                                                                \
       float f[FLANES];                                                                       \
-      for (int k = 0; k < FLANES; ++k) f[k] = f16_to_float(h[i + k]);                        \
+      CONVERT_BLOCK(f, h + i);                                                               \
       ADD_BLOCK(MAP, f, 0);                                                                  \
     }                                                                                        \
     const v4d acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};                                     \
     RETURN_LANES(acc, LOAD, x, i, count);                                                    \
   }
 DEFINE_PARTIAL_D(partial_d_f32, LOAD_F32, 4)
-DEFINE_PARTIAL_D_F16(partial_d_f16, LOAD_F32, LOAD_F16)
+DEFINE_PARTIAL_D_F16(partial_d_f16_c, REDUX_HOT, F16_BLOCK_C, LOAD_F32, LOAD_F16)
 DEFINE_PARTIAL_D(partial_d_bf16, LOAD_BF16, 2)
 
 /* The mapped reductions' loads: the element in fp64, then |v| or v * v
@@ -318,10 +321,10 @@ static inline double square(double v) { return v * v; }
 #define SQUARE_BF16(p, i) square(LOAD_BF16(p, i))
 #define SQUARE_F64(p, i) square(LOAD_F64(p, i))
 DEFINE_PARTIAL_D(partial_abs_f32, ABS_F32, 4)
-DEFINE_PARTIAL_D_F16(partial_abs_f16, ABS_F32, ABS_F16)
+DEFINE_PARTIAL_D_F16(partial_abs_f16_c, REDUX_HOT, F16_BLOCK_C, ABS_F32, ABS_F16)
 DEFINE_PARTIAL_D(partial_abs_bf16, ABS_BF16, 2)
 DEFINE_PARTIAL_D(partial_square_f32, SQUARE_F32, 4)
-DEFINE_PARTIAL_D_F16(partial_square_f16, SQUARE_F32, SQUARE_F16)
+DEFINE_PARTIAL_D_F16(partial_square_f16_c, REDUX_HOT, F16_BLOCK_C, SQUARE_F32, SQUARE_F16)
 DEFINE_PARTIAL_D(partial_square_bf16, SQUARE_BF16, 2)
 
 #if REDUX_FMA_LOOP
@@ -422,6 +425,26 @@ __attribute__((target("avx2,fma"))) static void rows_f32_fma(const float *x, flo
   else rows_f32_fma_loop(x, y, r0, r1, n, PF_NONE);
 }
 
+/* float16 by the F16C instruction, eight codes at a time: the same floats
+ * as f16_to_float for every code (a signalling NaN comes out quiet, as the
+ * conversion to fp64 after f16_to_float makes it), so the same lanes' bits. */
+#define F16_BLOCK_F16C(f, h)              \
+  for (int k = 0; k < FLANES; k += 8)     \
+  _mm256_storeu_ps((f) + k, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((h) + k))))
+#define REDUX_AVX2_F16C __attribute__((target("avx2,f16c")))
+DEFINE_PARTIAL_D_F16(partial_d_f16c, REDUX_AVX2_F16C, F16_BLOCK_F16C, LOAD_F32, LOAD_F16)
+DEFINE_PARTIAL_D_F16(partial_abs_f16c, REDUX_AVX2_F16C, F16_BLOCK_F16C, ABS_F32, ABS_F16)
+DEFINE_PARTIAL_D_F16(partial_square_f16c, REDUX_AVX2_F16C, F16_BLOCK_F16C, SQUARE_F32, SQUARE_F16)
+
+/* A float16 partial (MAP: REDUX_SUM_OF_VALUES, _ABS or _SQUARES) in the F16C
+ * form where the CPU has it. */
+static double partial_f16(redux_reduction map, const void *x, int64_t count) {
+  const int f16c = redux_cpu_f16c();
+  if (map == REDUX_SUM_OF_ABS) return f16c ? partial_abs_f16c(x, count) : partial_abs_f16_c(x, count);
+  if (map == REDUX_SUM_OF_SQUARES) return f16c ? partial_square_f16c(x, count) : partial_square_f16_c(x, count);
+  return f16c ? partial_d_f16c(x, count) : partial_d_f16_c(x, count);
+}
+
 static int has_fma_loop(void) { return redux_cpu_fma_lanes(); }
 
 /* FAR: the prefetch form (PF_*), in the float32 FMA loop only (the one
@@ -442,6 +465,11 @@ static double partial_f32(const void *x, int64_t count, int far) {
 }
 static double mapped_f32(int abs, const void *x, int64_t count) {
   return abs ? partial_abs_f32(x, count) : partial_square_f32(x, count);
+}
+static double partial_f16(redux_reduction map, const void *x, int64_t count) {
+  if (map == REDUX_SUM_OF_ABS) return partial_abs_f16_c(x, count);
+  if (map == REDUX_SUM_OF_SQUARES) return partial_square_f16_c(x, count);
+  return partial_d_f16_c(x, count);
 }
 #endif
 
@@ -507,7 +535,7 @@ static void mapped_partial(redux_reduction r, const void *x, int64_t count, redu
       else partial_square_dd_f64(x, count, &acc->hi, &acc->lo);
       break;
     case REDUX_F32: acc->hi = mapped_f32(abs, x, count); break;
-    case REDUX_F16: acc->hi = abs ? partial_abs_f16(x, count) : partial_square_f16(x, count); break;
+    case REDUX_F16: acc->hi = partial_f16(r, x, count); break;
     default: acc->hi = abs ? partial_abs_bf16(x, count) : partial_square_bf16(x, count); break;
   }
 }
@@ -525,7 +553,7 @@ static redux_status reduce_partial(redux_reduction r, const void *x, int64_t cou
     mapped_partial(r, x, count, in, acc);
   } else if (is_float_class(out)) {
     acc->hi = in == REDUX_F32 ? partial_f32(x, count, far)
-            : in == REDUX_F16 ? partial_d_f16(x, count)
+            : in == REDUX_F16 ? partial_f16(REDUX_SUM_OF_VALUES, x, count)
                               : partial_d_bf16(x, count);
   } else if (out == REDUX_F64) {
     /* float32 into float64: the float32 loop's fp64 lanes, unrounded (as

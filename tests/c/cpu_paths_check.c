@@ -6,7 +6,9 @@
  * around the 32-lane edges, unaligned starts; full partials and rows, and
  * the mapped reductions' full sums (|x|, x * x into float64), and column
  * sums (values, |x|, x * x, mean) of widths around the register passes'
- * 48 and 128 columns. The first line names the loop that ran (redux_cpu_float32_loop; the test
+ * 48 and 128 columns; float16 partials (values, |x|, x * x) of random
+ * codes (subnormals to 65504, a quiet and a signalling NaN), which run the
+ * F16C form where the CPU has it. The first line names the loop that ran (redux_cpu_float32_loop; the test
  * skips when both builds ran the baseline), the second the input size from
  * which it prefetches far (redux_cpu_far_prefetch_bytes). */
 #include <stdio.h>
@@ -88,6 +90,62 @@ static void print_cols(void) {
     }
 }
 
+/* A random finite float16 code: any sign, exponent field 0-30 (subnormals
+ * included), mantissa. */
+static uint16_t f16_code(void) {
+  const uint64_t b = next_bits();
+  return (uint16_t)(((b >> 20) & 0x8000u) | ((((b >> 32) % 31) << 10)) | (b & 0x3ffu));
+}
+
+/* Reduction r of the float16 codes h[0, n) (into float32): the fp64 bits
+ * of the plan's partials, then the output's. */
+static void print_f16_mapped(redux_reduction r, const uint16_t *h, int64_t n) {
+  const redux_shape s = {1, n, 1};
+  const redux_cpu_plan p = redux_cpu_reduce_plan(r, REDUX_FULL, s, REDUX_F16);
+  redux_cpu_acc partials[8] = {{0}};
+  float y = 0.0f;
+  if (p.partials > 8 ||
+      redux_cpu_sum_items(&p, REDUX_FULL, s, h, &y, partials, 0, p.items, REDUX_F16, REDUX_F32) != REDUX_OK ||
+      (p.finishes > 0 && redux_cpu_sum_finish(&p, REDUX_FULL, s, partials, &y, 0, p.finishes, REDUX_F32) != REDUX_OK)) {
+    fprintf(stderr, "status error\n");
+    exit(2);
+  }
+  for (int64_t k = 0; k < p.partials; ++k) {
+    uint64_t b;
+    memcpy(&b, &partials[k].hi, sizeof b);
+    printf(" %016llx", (unsigned long long)b);
+  }
+  uint32_t yb;
+  memcpy(&yb, &y, sizeof yb);
+  printf(" -> %08x", yb);
+}
+
+static void print_f16(void) {
+  /* past REDUX_CPU_CHUNK, the plan's fp64 partials are printed too */
+  const int64_t lengths[] = {1, 31, 32, 33, 64, 95, 97, 1000, 1025, 4096 + 17, 3 * REDUX_CPU_CHUNK + 33};
+  for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; ++li)
+    for (int nan = 0; nan < 3; ++nan)
+      for (int start = 0; start < 2; ++start) {
+        const int64_t n = lengths[li];
+        uint16_t *buf = malloc((size_t)(n + start) * sizeof *buf);
+        for (int64_t i = 0; i < n + start; ++i) buf[i] = f16_code();
+        if (nan) buf[start + n / 2] = nan == 1 ? 0x7e01u : 0xfc01u; /* quiet; signalling (negative) */
+        redux_cpu_acc acc;
+        if (redux_cpu_sum_partial(buf + start, n, REDUX_F16, REDUX_F32, &acc) != REDUX_OK) {
+          fprintf(stderr, "status error\n");
+          exit(2);
+        }
+        uint64_t db;
+        memcpy(&db, &acc.hi, sizeof db);
+        printf("f16 n=%lld nan=%d start=%d partial=%016llx abs", (long long)n, nan, start, (unsigned long long)db);
+        print_f16_mapped(REDUX_SUM_OF_ABS, buf + start, n);
+        printf(" square");
+        print_f16_mapped(REDUX_SUM_OF_SQUARES, buf + start, n);
+        printf("\n");
+        free(buf);
+      }
+}
+
 int main(void) {
   printf("loop %s\n", redux_cpu_float32_loop());
   printf("far prefetch from %lld bytes\n", (long long)redux_cpu_far_prefetch_bytes());
@@ -119,5 +177,6 @@ int main(void) {
         free(buf);
       }
   print_cols();
+  print_f16();
   return 0;
 }
