@@ -19,6 +19,9 @@
  * both (redux_cpu_fma_lanes): the multiply-adds the source calls for, the
  * table read as one gather; the baseline's fma is the C library's. */
 #define REDUX_AVX2_FMA __attribute__((target("avx2,fma")))
+/* The float16 loads by the F16C instruction, for CPUs with AVX2 and F16C
+ * (redux_cpu_f16c): exact conversions, as convert.h's. */
+#define REDUX_AVX2_F16C __attribute__((target("avx2,f16c")))
 /* REDUX_HOT with an AVX-512 clone as well, for integer loops (the extremes'
  * keys): every clone does the same integer operations. */
 #define REDUX_HOT_WIDE __attribute__((target_clones("avx512f", "avx2", "default")))

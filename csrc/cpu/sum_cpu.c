@@ -431,7 +431,6 @@ __attribute__((target("avx2,fma"))) static void rows_f32_fma(const float *x, flo
 #define F16_BLOCK_F16C(f, h)              \
   for (int k = 0; k < FLANES; k += 8)     \
   _mm256_storeu_ps((f) + k, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((h) + k))))
-#define REDUX_AVX2_F16C __attribute__((target("avx2,f16c")))
 DEFINE_PARTIAL_D_F16(partial_d_f16c, REDUX_AVX2_F16C, F16_BLOCK_F16C, LOAD_F32, LOAD_F16)
 DEFINE_PARTIAL_D_F16(partial_abs_f16c, REDUX_AVX2_F16C, F16_BLOCK_F16C, ABS_F32, ABS_F16)
 DEFINE_PARTIAL_D_F16(partial_square_f16c, REDUX_AVX2_F16C, F16_BLOCK_F16C, SQUARE_F32, SQUARE_F16)
@@ -725,10 +724,41 @@ static int64_t f32_cols_in_registers(redux_reduction red, const float *p, int64_
   }
   return passes * pass;
 }
+/* float16 columns [0, width) of a block [nrows rows, pitch apart], each
+ * row's codes converted by F16C first: COL_LOOP's adds in its order on the
+ * same values (f16_to_float's), so the same bits. */
+REDUX_AVX2_F16C static void f16_cols_f16c(redux_reduction red, const uint16_t *h, int64_t pitch, int64_t nrows,
+                                          int64_t width, double *hi) {
+  float v[REDUX_CPU_COL_BLOCK];
+  for (int64_t r = 0; r < nrows; ++r, h += pitch) {
+    int64_t c = 0;
+    for (; c + 8 <= width; c += 8) _mm256_storeu_ps(v + c, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + c))));
+    for (; c < width; ++c) v[c] = f16_to_float(h[c]);
+    if (red == REDUX_SUM_OF_ABS)
+      for (c = 0; c < width; ++c) hi[c] += fabs((double)v[c]);
+    else if (red == REDUX_SUM_OF_SQUARES)
+      for (c = 0; c < width; ++c) hi[c] += (double)v[c] * (double)v[c];
+    else
+      for (c = 0; c < width; ++c) hi[c] += (double)v[c];
+  }
+}
+/* The leading columns of a float16 block that f16_cols_f16c summed into
+ * hi: all of them where the CPU has F16C, else none. */
+static int64_t f16_cols_converted(redux_reduction red, const uint16_t *h, int64_t pitch, int64_t nrows,
+                                  int64_t width, double *hi) {
+  if (!redux_cpu_f16c()) return 0;
+  f16_cols_f16c(red, h, pitch, nrows, width, hi);
+  return width;
+}
 #else
 static int64_t f32_cols_in_registers(redux_reduction red, const float *p, int64_t pitch, int64_t nrows,
                                      int64_t width, double *hi) {
   (void)red, (void)p, (void)pitch, (void)nrows, (void)width, (void)hi;
+  return 0;
+}
+static int64_t f16_cols_converted(redux_reduction red, const uint16_t *h, int64_t pitch, int64_t nrows,
+                                  int64_t width, double *hi) {
+  (void)red, (void)h, (void)pitch, (void)nrows, (void)width, (void)hi;
   return 0;
 }
 #endif
@@ -745,9 +775,12 @@ REDUX_HOT static void cols_item(const void *x, int64_t rows, int64_t inner, int6
     iv[c] = 0;
   }
   /* columns [0, first) summed in registers, the rest below */
-  const int64_t first = in == REDUX_F32 ? f32_cols_in_registers(red, (const float *)x + (o * rows + r0) * inner + c0,
-                                                                 inner, r1 - r0, width, hi)
-                                        : 0;
+  const int64_t first =
+      in == REDUX_F32   ? f32_cols_in_registers(red, (const float *)x + (o * rows + r0) * inner + c0, inner, r1 - r0,
+                                                width, hi)
+      : in == REDUX_F16 ? f16_cols_converted(red, (const uint16_t *)x + (o * rows + r0) * inner + c0, inner, r1 - r0,
+                                             width, hi)
+                        : 0;
   if (red == REDUX_SUM_OF_ABS) {
     COL_MAPPED(fabs)
   } else if (red == REDUX_SUM_OF_SQUARES) {

@@ -6,7 +6,7 @@
  * around the 32-lane edges, unaligned starts; full partials and rows, and
  * the mapped reductions' full sums (|x|, x * x into float64), and column
  * sums (values, |x|, x * x, mean) of widths around the register passes'
- * 48 and 128 columns; float16 partials (values, |x|, x * x) of random
+ * 48 and 128 columns, and float16 columns; float16 partials (values, |x|, x * x) of random
  * codes (subnormals to 65504, a quiet and a signalling NaN), which run the
  * F16C form where the CPU has it. The first line names the loop that ran (redux_cpu_float32_loop; the test
  * skips when both builds ran the baseline), the second the input size from
@@ -51,13 +51,13 @@ static uint64_t mapped_bits(redux_reduction r, const float *x, int64_t n) {
 
 /* Reduction r over the columns of x [outer, rows, inner] into `out`, as
  * an FNV-1a hash of the outputs' bytes. */
-static uint64_t cols_hash(redux_reduction r, const float *x, redux_shape s, redux_dtype out) {
-  const redux_cpu_plan p = redux_cpu_reduce_plan(r, REDUX_COLS, s, REDUX_F32);
+static uint64_t cols_hash(redux_reduction r, const void *x, redux_shape s, redux_dtype in, redux_dtype out) {
+  const redux_cpu_plan p = redux_cpu_reduce_plan(r, REDUX_COLS, s, in);
   const int64_t count = s.outer * s.inner;
-  const size_t width = out == REDUX_F64 ? sizeof(double) : sizeof(float);
+  const size_t width = (size_t)redux_dtype_size(out);
   unsigned char *y = malloc((size_t)count * width);
   redux_cpu_acc *partials = p.partials > 0 ? malloc((size_t)p.partials * sizeof *partials) : NULL;
-  if (redux_cpu_sum_items(&p, REDUX_COLS, s, x, y, partials, 0, p.items, REDUX_F32, out) != REDUX_OK ||
+  if (redux_cpu_sum_items(&p, REDUX_COLS, s, x, y, partials, 0, p.items, in, out) != REDUX_OK ||
       (p.finishes > 0 && redux_cpu_sum_finish(&p, REDUX_COLS, s, partials, y, 0, p.finishes, out) != REDUX_OK)) {
     fprintf(stderr, "status error\n");
     exit(2);
@@ -67,6 +67,13 @@ static uint64_t cols_hash(redux_reduction r, const float *x, redux_shape s, redu
   free(partials);
   free(y);
   return h;
+}
+
+/* A random finite float16 code: any sign, exponent field 0-30 (subnormals
+ * included), mantissa. */
+static uint16_t f16_code(void) {
+  const uint64_t b = next_bits();
+  return (uint16_t)(((b >> 20) & 0x8000u) | ((((b >> 32) % 31) << 10)) | (b & 0x3ffu));
 }
 
 static void print_cols(void) {
@@ -81,20 +88,23 @@ static void print_cols(void) {
       const float *x = buf + start;
       printf("cols %lldx%lldx%lld start=%d values=%016llx,%016llx abs=%016llx square=%016llx mean=%016llx\n",
              (long long)s.outer, (long long)s.n, (long long)s.inner, start,
-             (unsigned long long)cols_hash(REDUX_SUM_OF_VALUES, x, s, REDUX_F32),
-             (unsigned long long)cols_hash(REDUX_SUM_OF_VALUES, x, s, REDUX_F64),
-             (unsigned long long)cols_hash(REDUX_SUM_OF_ABS, x, s, REDUX_F64),
-             (unsigned long long)cols_hash(REDUX_SUM_OF_SQUARES, x, s, REDUX_F64),
-             (unsigned long long)cols_hash(REDUX_MEAN_OF_VALUES, x, s, REDUX_F32));
+             (unsigned long long)cols_hash(REDUX_SUM_OF_VALUES, x, s, REDUX_F32, REDUX_F32),
+             (unsigned long long)cols_hash(REDUX_SUM_OF_VALUES, x, s, REDUX_F32, REDUX_F64),
+             (unsigned long long)cols_hash(REDUX_SUM_OF_ABS, x, s, REDUX_F32, REDUX_F64),
+             (unsigned long long)cols_hash(REDUX_SUM_OF_SQUARES, x, s, REDUX_F32, REDUX_F64),
+             (unsigned long long)cols_hash(REDUX_MEAN_OF_VALUES, x, s, REDUX_F32, REDUX_F32));
       free(buf);
+      uint16_t *codes = malloc((size_t)(count + start) * sizeof *codes);
+      for (int64_t i = 0; i < count + start; ++i) codes[i] = f16_code();
+      const uint16_t *h = codes + start;
+      printf("f16 cols %lldx%lldx%lld start=%d values=%016llx,%016llx abs=%016llx square=%016llx\n",
+             (long long)s.outer, (long long)s.n, (long long)s.inner, start,
+             (unsigned long long)cols_hash(REDUX_SUM_OF_VALUES, h, s, REDUX_F16, REDUX_F16),
+             (unsigned long long)cols_hash(REDUX_SUM_OF_VALUES, h, s, REDUX_F16, REDUX_F32),
+             (unsigned long long)cols_hash(REDUX_SUM_OF_ABS, h, s, REDUX_F16, REDUX_F32),
+             (unsigned long long)cols_hash(REDUX_SUM_OF_SQUARES, h, s, REDUX_F16, REDUX_F32));
+      free(codes);
     }
-}
-
-/* A random finite float16 code: any sign, exponent field 0-30 (subnormals
- * included), mantissa. */
-static uint16_t f16_code(void) {
-  const uint64_t b = next_bits();
-  return (uint16_t)(((b >> 20) & 0x8000u) | ((((b >> 32) % 31) << 10)) | (b & 0x3ffu));
 }
 
 /* Reduction r of the float16 codes h[0, n) (into float32): the fp64 bits
