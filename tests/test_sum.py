@@ -170,6 +170,21 @@ def test_half_overflow_like_torch(device):
     assert torch.ops.redux.sum(x, dtype=torch.float32).item() == 1e8
 
 
+@pytest.mark.parametrize("dtype, half_ulp, tiny", [(torch.float16, 2.0**-11, 2.0**-24), (torch.bfloat16, 2.0**-8, 2.0**-30)])
+def test_cpu_16_bit_sums_round_once_from_fp64(dtype, half_ulp, tiny):
+    # 1 + half an ulp + a little: nearest is 1 + ulp. Rounded to float first,
+    # the little is lost, the tie goes to even and gives 1.
+    values = [1.0, half_ulp, tiny]
+    expect = 1.0 + 2 * half_ulp
+    for sign in (1.0, -1.0):
+        x = torch.tensor([sign * v for v in values], dtype=dtype)
+        assert torch.ops.redux.sum(x).item() == sign * expect
+        assert torch.ops.redux.sum(x.view(1, 3), 1).item() == sign * expect
+        assert torch.ops.redux.sum(x.view(3, 1), 0).item() == sign * expect
+        big = torch.cat([x, torch.zeros(3 * 2**15, dtype=dtype)])  # several chunks and a finish
+        assert torch.ops.redux.sum(big).item() == sign * expect
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_accuracy_beats_naive_float(device):
     # 2^22 copies of 0.1f with a large offset: naive float accumulation drifts;

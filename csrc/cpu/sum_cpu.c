@@ -586,8 +586,9 @@ static void store_output(redux_dtype out, double hi, double lo, int64_t i, void 
     case REDUX_F32: ((float *)y)[k] = (float)hi; break;
     /* inf/NaN inputs leave lo NaN (inf - inf): hi alone is then the answer */
     case REDUX_F64: ((double *)y)[k] = isfinite(hi) ? hi + lo : hi; break;
-    case REDUX_F16: ((uint16_t *)y)[k] = float_to_f16((float)hi); break;
-    case REDUX_BF16: ((uint16_t *)y)[k] = float_to_bf16((float)hi); break;
+    /* rounded once from fp64 (a float first would round twice) */
+    case REDUX_F16: ((uint16_t *)y)[k] = double_to_f16(hi); break;
+    case REDUX_BF16: ((uint16_t *)y)[k] = double_to_bf16(hi); break;
     case REDUX_I64: ((int64_t *)y)[k] = i; break;
   }
 }
