@@ -662,19 +662,20 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
   else COL_LOOP(hi[c] += MAP(LOAD_BF16(x, row + c)))
 
 #if REDUX_FMA_LOOP
-/* Float32 columns summed in registers: a vector of W columns an
- * accumulator, NACC of them, over the rows in order; each column's fp64
- * adds are COL_LOOP's (x, |x| or x * x rounded, then added), so the same
- * bits, without a load and a store of the column's sum an element. */
-#define F32_COLS_IN_REGISTERS(NAME, ATTR, VD, W, NACC, CVT, MAP, LOAD, ADD, STORE)               \
-  ATTR static void NAME(const float *x, int64_t pitch, int64_t nrows, int64_t passes, double *hi) { \
+/* Float32 (T float) or float16 (T uint16_t) columns summed in registers:
+ * a vector of W columns an accumulator, NACC of them, over the rows in
+ * order; each column's fp64 adds are COL_LOOP's (x, |x| or x * x rounded,
+ * then added), so the same bits, without a load and a store of the
+ * column's sum an element. */
+#define COLS_IN_REGISTERS(NAME, ATTR, T, VD, W, NACC, CVT, MAP, LOAD, ADD, STORE)                \
+  ATTR static void NAME(const T *x, int64_t pitch, int64_t nrows, int64_t passes, double *hi) {   \
     for (int64_t r0 = 0; r0 < nrows; r0 += COLS_ROW_BLOCK) {                                      \
       const int64_t r1 = r0 + COLS_ROW_BLOCK < nrows ? r0 + COLS_ROW_BLOCK : nrows;               \
       for (int64_t k = 0; k < passes; ++k) {                                                      \
         double *h = hi + k * W * NACC;                                                            \
         VD acc[NACC];                                                                             \
         for (int j = 0; j < NACC; ++j) acc[j] = LOAD(h + W * j);                                  \
-        const float *p = x + r0 * pitch + k * W * NACC;                                           \
+        const T *p = x + r0 * pitch + k * W * NACC;                                               \
         for (int64_t r = r0; r < r1; ++r, p += pitch)                                             \
           for (int j = 0; j < NACC; ++j) acc[j] = ADD(acc[j], MAP(CVT(p + W * j)));              \
         for (int j = 0; j < NACC; ++j) STORE(h + W * j, acc[j]);                                  \
@@ -683,6 +684,9 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
   }
 #define CVT8(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
 #define CVT4(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+/* float16 codes to fp64 by F16C (exact, as f16_to_float) */
+#define CVT8_F16(p) _mm512_cvtps_pd(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p))))
+#define CVT4_F16(p) _mm256_cvtps_pd(_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(p))))
 #define VALUE(v) (v)
 #define ABS8(v) _mm512_abs_pd(v)
 #define ABS4(v) _mm256_andnot_pd(_mm256_set1_pd(-0.0), v)
@@ -692,18 +696,31 @@ enum { COLS8 = 16 * 8, COLS4 = 12 * 4 }; /* the columns of one pass: 16 zmm or 1
 /* rows a pass takes before the next: a block of 128 rows stays in L1/L2
  * for the next pass (8 and 32 were slower, no blocking slower for 256 wide) */
 enum { COLS_ROW_BLOCK = 128 };
-F32_COLS_IN_REGISTERS(cols8_values, REDUX_AVX512, __m512d, 8, 16, CVT8, VALUE, _mm512_loadu_pd, _mm512_add_pd,
+COLS_IN_REGISTERS(cols8_values, REDUX_AVX512, float, __m512d, 8, 16, CVT8, VALUE, _mm512_loadu_pd, _mm512_add_pd,
                       _mm512_storeu_pd)
-F32_COLS_IN_REGISTERS(cols8_abs, REDUX_AVX512, __m512d, 8, 16, CVT8, ABS8, _mm512_loadu_pd, _mm512_add_pd,
+COLS_IN_REGISTERS(cols8_abs, REDUX_AVX512, float, __m512d, 8, 16, CVT8, ABS8, _mm512_loadu_pd, _mm512_add_pd,
                       _mm512_storeu_pd)
-F32_COLS_IN_REGISTERS(cols8_squares, REDUX_AVX512, __m512d, 8, 16, CVT8, square8, _mm512_loadu_pd, _mm512_add_pd,
+COLS_IN_REGISTERS(cols8_squares, REDUX_AVX512, float, __m512d, 8, 16, CVT8, square8, _mm512_loadu_pd, _mm512_add_pd,
                       _mm512_storeu_pd)
-F32_COLS_IN_REGISTERS(cols4_values, __attribute__((target("avx2"))), __m256d, 4, 12, CVT4, VALUE, _mm256_loadu_pd,
+COLS_IN_REGISTERS(cols4_values, __attribute__((target("avx2"))), float, __m256d, 4, 12, CVT4, VALUE, _mm256_loadu_pd,
                       _mm256_add_pd, _mm256_storeu_pd)
-F32_COLS_IN_REGISTERS(cols4_abs, __attribute__((target("avx2"))), __m256d, 4, 12, CVT4, ABS4, _mm256_loadu_pd,
+COLS_IN_REGISTERS(cols4_abs, __attribute__((target("avx2"))), float, __m256d, 4, 12, CVT4, ABS4, _mm256_loadu_pd,
                       _mm256_add_pd, _mm256_storeu_pd)
-F32_COLS_IN_REGISTERS(cols4_squares, __attribute__((target("avx2"))), __m256d, 4, 12, CVT4, square4,
+COLS_IN_REGISTERS(cols4_squares, __attribute__((target("avx2"))), float, __m256d, 4, 12, CVT4, square4,
                       _mm256_loadu_pd, _mm256_add_pd, _mm256_storeu_pd)
+#define REDUX_AVX512_F16C __attribute__((target("avx512f,f16c")))
+COLS_IN_REGISTERS(cols8_values_f16, REDUX_AVX512_F16C, uint16_t, __m512d, 8, 16, CVT8_F16, VALUE, _mm512_loadu_pd,
+                  _mm512_add_pd, _mm512_storeu_pd)
+COLS_IN_REGISTERS(cols8_abs_f16, REDUX_AVX512_F16C, uint16_t, __m512d, 8, 16, CVT8_F16, ABS8, _mm512_loadu_pd,
+                  _mm512_add_pd, _mm512_storeu_pd)
+COLS_IN_REGISTERS(cols8_squares_f16, REDUX_AVX512_F16C, uint16_t, __m512d, 8, 16, CVT8_F16, square8, _mm512_loadu_pd,
+                  _mm512_add_pd, _mm512_storeu_pd)
+COLS_IN_REGISTERS(cols4_values_f16, REDUX_AVX2_F16C, uint16_t, __m256d, 4, 12, CVT4_F16, VALUE, _mm256_loadu_pd,
+                  _mm256_add_pd, _mm256_storeu_pd)
+COLS_IN_REGISTERS(cols4_abs_f16, REDUX_AVX2_F16C, uint16_t, __m256d, 4, 12, CVT4_F16, ABS4, _mm256_loadu_pd,
+                  _mm256_add_pd, _mm256_storeu_pd)
+COLS_IN_REGISTERS(cols4_squares_f16, REDUX_AVX2_F16C, uint16_t, __m256d, 4, 12, CVT4_F16, square4, _mm256_loadu_pd,
+                  _mm256_add_pd, _mm256_storeu_pd)
 
 /* The leading columns of a float32 block [width columns from p, rows
  * nrows, pitch apart] that the register forms sum into hi; returns how
@@ -743,12 +760,25 @@ REDUX_AVX2_F16C static void f16_cols_f16c(redux_reduction red, const uint16_t *h
       for (c = 0; c < width; ++c) hi[c] += (double)v[c];
   }
 }
-/* The leading columns of a float16 block that f16_cols_f16c summed into
- * hi: all of them where the CPU has F16C, else none. */
+/* The leading columns of a float16 block summed into hi by F16C forms:
+ * the register forms' passes, then f16_cols_f16c's rest; all of them
+ * where the CPU has AVX2 and F16C, else none. */
 static int64_t f16_cols_converted(redux_reduction red, const uint16_t *h, int64_t pitch, int64_t nrows,
                                   int64_t width, double *hi) {
   if (!redux_cpu_f16c()) return 0;
-  f16_cols_f16c(red, h, pitch, nrows, width, hi);
+  const int eight = redux_cpu_eight_lanes();
+  const int64_t pass = eight ? COLS8 : COLS4, passes = width / pass;
+  if (passes > 0 && eight) {
+    if (red == REDUX_SUM_OF_ABS) cols8_abs_f16(h, pitch, nrows, passes, hi);
+    else if (red == REDUX_SUM_OF_SQUARES) cols8_squares_f16(h, pitch, nrows, passes, hi);
+    else cols8_values_f16(h, pitch, nrows, passes, hi);
+  } else if (passes > 0) {
+    if (red == REDUX_SUM_OF_ABS) cols4_abs_f16(h, pitch, nrows, passes, hi);
+    else if (red == REDUX_SUM_OF_SQUARES) cols4_squares_f16(h, pitch, nrows, passes, hi);
+    else cols4_values_f16(h, pitch, nrows, passes, hi);
+  }
+  const int64_t done = passes * pass;
+  if (done < width) f16_cols_f16c(red, h + done, pitch, nrows, width - done, hi + done);
   return width;
 }
 #else
