@@ -22,6 +22,8 @@
 /* The float16 loads by the F16C instruction, for CPUs with AVX2 and F16C
  * (redux_cpu_f16c): exact conversions, as convert.h's. */
 #define REDUX_AVX2_F16C __attribute__((target("avx2,f16c")))
+/* The eight-lane forms' float16 loads, for CPUs with both. */
+#define REDUX_AVX512_F16C __attribute__((target("avx512f,f16c")))
 /* REDUX_HOT with an AVX-512 clone as well, for integer loops (the extremes'
  * keys): every clone does the same integer operations. */
 #define REDUX_HOT_WIDE __attribute__((target_clones("avx512f", "avx2", "default")))

@@ -437,11 +437,66 @@ DEFINE_PARTIAL_D_F16(partial_square_f16c, REDUX_AVX2_F16C, F16_BLOCK_F16C, SQUAR
 
 /* A float16 partial (MAP: REDUX_SUM_OF_VALUES, _ABS or _SQUARES) in the F16C
  * form where the CPU has it. */
+static double partial_f16_8(redux_reduction map, const void *x, int64_t count);
 static double partial_f16(redux_reduction map, const void *x, int64_t count) {
   const int f16c = redux_cpu_f16c();
+  if (f16c && redux_cpu_eight_lanes()) return partial_f16_8(map, x, count);
   if (map == REDUX_SUM_OF_ABS) return f16c ? partial_abs_f16c(x, count) : partial_abs_f16_c(x, count);
   if (map == REDUX_SUM_OF_SQUARES) return f16c ? partial_square_f16c(x, count) : partial_square_f16_c(x, count);
   return f16c ? partial_d_f16c(x, count) : partial_d_f16_c(x, count);
+}
+
+/* The 16-bit partials in eight-lane vectors, for CPUs with AVX-512F (and
+ * F16C for float16; redux_cpu_eight_lanes): vector j of four holds lanes
+ * 8j .. 8j + 7, which DEFINE_PARTIAL_D keeps as its vectors 2j and 2j + 1,
+ * so each lane adds the same elements in the same order: the same bits.
+ * CVT16(p): 16 codes from p as a __m512 of floats; MAP8: on the fp64 lanes. */
+#define BF16X16(p) \
+  _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
+#define F16X16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define HIGH8(f) _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f), 1))
+#define DEFINE_PARTIAL_D8(NAME, ATTR, CVT16, MAP8, LOAD)                                      \
+  ATTR static double NAME(const void *x, int64_t count) {                                    \
+    const uint16_t *h = (const uint16_t *)x;                                                 \
+    __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;                             \
+    int64_t i = 0;                                                                           \
+    for (; i + FLANES <= count; i += FLANES) {                                               \
+      PREFETCH(x, i, 2);                                                                     \
+      PREFETCH(x, i + 16, 2);                                                                \
+      const __m512 f0 = CVT16(h + i), f1 = CVT16(h + i + 16);                                \
+      a0 = _mm512_add_pd(a0, MAP8(_mm512_cvtps_pd(_mm512_castps512_ps256(f0))));             \
+      a1 = _mm512_add_pd(a1, MAP8(_mm512_cvtps_pd(HIGH8(f0))));                              \
+      a2 = _mm512_add_pd(a2, MAP8(_mm512_cvtps_pd(_mm512_castps512_ps256(f1))));             \
+      a3 = _mm512_add_pd(a3, MAP8(_mm512_cvtps_pd(HIGH8(f1))));                              \
+    }                                                                                        \
+    v4d acc[8];                                                                              \
+    const __m512d wide[4] = {a0, a1, a2, a3};                                                \
+    memcpy(acc, wide, sizeof acc);                                                           \
+    RETURN_LANES(acc, LOAD, x, i, count);                                                    \
+  }
+#define VALUE8(v) (v)
+#define ABS8_LANES(v) _mm512_abs_pd(v)
+#define SQUARE8_LANES(v) _mm512_mul_pd((v), (v))
+DEFINE_PARTIAL_D8(partial_d_bf16_8, REDUX_AVX512, BF16X16, VALUE8, LOAD_BF16)
+DEFINE_PARTIAL_D8(partial_abs_bf16_8, REDUX_AVX512, BF16X16, ABS8_LANES, ABS_BF16)
+DEFINE_PARTIAL_D8(partial_square_bf16_8, REDUX_AVX512, BF16X16, SQUARE8_LANES, SQUARE_BF16)
+DEFINE_PARTIAL_D8(partial_d_f16_8, REDUX_AVX512_F16C, F16X16, VALUE8, LOAD_F16)
+DEFINE_PARTIAL_D8(partial_abs_f16_8, REDUX_AVX512_F16C, F16X16, ABS8_LANES, ABS_F16)
+DEFINE_PARTIAL_D8(partial_square_f16_8, REDUX_AVX512_F16C, F16X16, SQUARE8_LANES, SQUARE_F16)
+
+/* A bfloat16 partial (MAP as partial_f16's) in eight lanes where the CPU
+ * has AVX-512F. */
+static double partial_bf16(redux_reduction map, const void *x, int64_t count) {
+  const int eight = redux_cpu_eight_lanes();
+  if (map == REDUX_SUM_OF_ABS) return eight ? partial_abs_bf16_8(x, count) : partial_abs_bf16(x, count);
+  if (map == REDUX_SUM_OF_SQUARES) return eight ? partial_square_bf16_8(x, count) : partial_square_bf16(x, count);
+  return eight ? partial_d_bf16_8(x, count) : partial_d_bf16(x, count);
+}
+
+static double partial_f16_8(redux_reduction map, const void *x, int64_t count) {
+  if (map == REDUX_SUM_OF_ABS) return partial_abs_f16_8(x, count);
+  if (map == REDUX_SUM_OF_SQUARES) return partial_square_f16_8(x, count);
+  return partial_d_f16_8(x, count);
 }
 
 static int has_fma_loop(void) { return redux_cpu_fma_lanes(); }
@@ -469,6 +524,11 @@ static double partial_f16(redux_reduction map, const void *x, int64_t count) {
   if (map == REDUX_SUM_OF_ABS) return partial_abs_f16_c(x, count);
   if (map == REDUX_SUM_OF_SQUARES) return partial_square_f16_c(x, count);
   return partial_d_f16_c(x, count);
+}
+static double partial_bf16(redux_reduction map, const void *x, int64_t count) {
+  if (map == REDUX_SUM_OF_ABS) return partial_abs_bf16(x, count);
+  if (map == REDUX_SUM_OF_SQUARES) return partial_square_bf16(x, count);
+  return partial_d_bf16(x, count);
 }
 #endif
 
@@ -535,7 +595,7 @@ static void mapped_partial(redux_reduction r, const void *x, int64_t count, redu
       break;
     case REDUX_F32: acc->hi = mapped_f32(abs, x, count); break;
     case REDUX_F16: acc->hi = partial_f16(r, x, count); break;
-    default: acc->hi = abs ? partial_abs_bf16(x, count) : partial_square_bf16(x, count); break;
+    default: acc->hi = partial_bf16(r, x, count); break;
   }
 }
 
@@ -553,7 +613,7 @@ static redux_status reduce_partial(redux_reduction r, const void *x, int64_t cou
   } else if (is_float_class(out)) {
     acc->hi = in == REDUX_F32 ? partial_f32(x, count, far)
             : in == REDUX_F16 ? partial_f16(REDUX_SUM_OF_VALUES, x, count)
-                              : partial_d_bf16(x, count);
+                              : partial_bf16(REDUX_SUM_OF_VALUES, x, count);
   } else if (out == REDUX_F64) {
     /* float32 into float64: the float32 loop's fp64 lanes, unrounded (as
      * accurate as the output needs, at the float32 sum's speed) */
@@ -708,7 +768,6 @@ COLS_IN_REGISTERS(cols4_abs, __attribute__((target("avx2"))), float, __m256d, 4,
                       _mm256_add_pd, _mm256_storeu_pd)
 COLS_IN_REGISTERS(cols4_squares, __attribute__((target("avx2"))), float, __m256d, 4, 12, CVT4, square4,
                       _mm256_loadu_pd, _mm256_add_pd, _mm256_storeu_pd)
-#define REDUX_AVX512_F16C __attribute__((target("avx512f,f16c")))
 COLS_IN_REGISTERS(cols8_values_f16, REDUX_AVX512_F16C, uint16_t, __m512d, 8, 16, CVT8_F16, VALUE, _mm512_loadu_pd,
                   _mm512_add_pd, _mm512_storeu_pd)
 COLS_IN_REGISTERS(cols8_abs_f16, REDUX_AVX512_F16C, uint16_t, __m512d, 8, 16, CVT8_F16, ABS8, _mm512_loadu_pd,

@@ -6,9 +6,10 @@
  * around the 32-lane edges, unaligned starts; full partials and rows, and
  * the mapped reductions' full sums (|x|, x * x into float64), and column
  * sums (values, |x|, x * x, mean) of widths around the register passes'
- * 48 and 128 columns, and float16 columns; float16 partials (values, |x|, x * x) of random
- * codes (subnormals to 65504, a quiet and a signalling NaN), which run the
- * F16C form where the CPU has it. The first line names the loop that ran (redux_cpu_float32_loop; the test
+ * 48 and 128 columns, and float16 columns; float16 and bfloat16 partials
+ * (values, |x|, x * x) of random codes (float16's subnormals to 65504, a
+ * quiet and a signalling NaN), which run the F16C and eight-lane forms
+ * where the CPU has them. The first line names the loop that ran (redux_cpu_float32_loop; the test
  * skips when both builds ran the baseline), the second the input size from
  * which it prefetches far (redux_cpu_far_prefetch_bytes). */
 #include <stdio.h>
@@ -107,15 +108,21 @@ static void print_cols(void) {
     }
 }
 
-/* Reduction r of the float16 codes h[0, n) (into float32): the fp64 bits
- * of the plan's partials, then the output's. */
-static void print_f16_mapped(redux_reduction r, const uint16_t *h, int64_t n) {
+/* A random finite bfloat16 code: any sign, exponents 2^-40 .. 2^40. */
+static uint16_t bf16_code(void) {
+  const uint64_t b = next_bits();
+  return (uint16_t)(((b >> 20) & 0x8000u) | ((87u + (uint32_t)((b >> 32) % 81)) << 7) | (b & 0x7fu));
+}
+
+/* Reduction r of the 16-bit codes h[0, n) of dtype t (into float32): the
+ * fp64 bits of the plan's partials, then the output's. */
+static void print_16_mapped(redux_reduction r, const uint16_t *h, int64_t n, redux_dtype t) {
   const redux_shape s = {1, n, 1};
-  const redux_cpu_plan p = redux_cpu_reduce_plan(r, REDUX_FULL, s, REDUX_F16);
+  const redux_cpu_plan p = redux_cpu_reduce_plan(r, REDUX_FULL, s, t);
   redux_cpu_acc partials[8] = {{0}};
   float y = 0.0f;
   if (p.partials > 8 ||
-      redux_cpu_sum_items(&p, REDUX_FULL, s, h, &y, partials, 0, p.items, REDUX_F16, REDUX_F32) != REDUX_OK ||
+      redux_cpu_sum_items(&p, REDUX_FULL, s, h, &y, partials, 0, p.items, t, REDUX_F32) != REDUX_OK ||
       (p.finishes > 0 && redux_cpu_sum_finish(&p, REDUX_FULL, s, partials, &y, 0, p.finishes, REDUX_F32) != REDUX_OK)) {
     fprintf(stderr, "status error\n");
     exit(2);
@@ -130,30 +137,34 @@ static void print_f16_mapped(redux_reduction r, const uint16_t *h, int64_t n) {
   printf(" -> %08x", yb);
 }
 
-static void print_f16(void) {
+static void print_16_bit(void) {
   /* past REDUX_CPU_CHUNK, the plan's fp64 partials are printed too */
   const int64_t lengths[] = {1, 31, 32, 33, 64, 95, 97, 1000, 1025, 4096 + 17, 3 * REDUX_CPU_CHUNK + 33};
-  for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; ++li)
-    for (int nan = 0; nan < 3; ++nan)
-      for (int start = 0; start < 2; ++start) {
-        const int64_t n = lengths[li];
-        uint16_t *buf = malloc((size_t)(n + start) * sizeof *buf);
-        for (int64_t i = 0; i < n + start; ++i) buf[i] = f16_code();
-        if (nan) buf[start + n / 2] = nan == 1 ? 0x7e01u : 0xfc01u; /* quiet; signalling (negative) */
-        redux_cpu_acc acc;
-        if (redux_cpu_sum_partial(buf + start, n, REDUX_F16, REDUX_F32, &acc) != REDUX_OK) {
-          fprintf(stderr, "status error\n");
-          exit(2);
+  for (int bf = 0; bf < 2; ++bf)
+    for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; ++li)
+      for (int nan = 0; nan < 3; ++nan)
+        for (int start = 0; start < 2; ++start) {
+          const redux_dtype t = bf ? REDUX_BF16 : REDUX_F16;
+          const int64_t n = lengths[li];
+          uint16_t *buf = malloc((size_t)(n + start) * sizeof *buf);
+          for (int64_t i = 0; i < n + start; ++i) buf[i] = bf ? bf16_code() : f16_code();
+          /* a quiet NaN; a signalling one (negative) */
+          if (nan) buf[start + n / 2] = bf ? (nan == 1 ? 0x7fc1u : 0xff81u) : (nan == 1 ? 0x7e01u : 0xfc01u);
+          redux_cpu_acc acc;
+          if (redux_cpu_sum_partial(buf + start, n, t, REDUX_F32, &acc) != REDUX_OK) {
+            fprintf(stderr, "status error\n");
+            exit(2);
+          }
+          uint64_t db;
+          memcpy(&db, &acc.hi, sizeof db);
+          printf("%s n=%lld nan=%d start=%d partial=%016llx abs", bf ? "bf16" : "f16", (long long)n, nan, start,
+                 (unsigned long long)db);
+          print_16_mapped(REDUX_SUM_OF_ABS, buf + start, n, t);
+          printf(" square");
+          print_16_mapped(REDUX_SUM_OF_SQUARES, buf + start, n, t);
+          printf("\n");
+          free(buf);
         }
-        uint64_t db;
-        memcpy(&db, &acc.hi, sizeof db);
-        printf("f16 n=%lld nan=%d start=%d partial=%016llx abs", (long long)n, nan, start, (unsigned long long)db);
-        print_f16_mapped(REDUX_SUM_OF_ABS, buf + start, n);
-        printf(" square");
-        print_f16_mapped(REDUX_SUM_OF_SQUARES, buf + start, n);
-        printf("\n");
-        free(buf);
-      }
 }
 
 int main(void) {
@@ -187,6 +198,6 @@ int main(void) {
         free(buf);
       }
   print_cols();
-  print_f16();
+  print_16_bit();
   return 0;
 }
