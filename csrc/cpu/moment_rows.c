@@ -20,13 +20,14 @@ static REDUX_HOT void deviations(double *d, int64_t n, double m) {
   for (int64_t i = 0; i < n; ++i) d[i] -= m;
 }
 
-/* The sum of x[i]^2 over a float32 row, read directly: the lanes, products
- * and tree of lanes_sum(d, d, n) on its fp64 copy, so the same bits,
- * without the copy. W: lanes a vector; LANES(p) W floats at p as fp64;
- * SQUARE_ADD(u, a) a + u * u (as one fused multiply-add where the form has
- * FMA: the square of a float is exact in fp64, so the same rounding). */
-#define F32_SQUARES_SUM(NAME, ATTR, V, W, LANES, SQUARE_ADD)                      \
-  static ATTR double NAME(const float *x, int64_t n) {                          \
+/* The sum of x[i]^2 over a row of T (float32, or float16 / bfloat16
+ * codes), read directly: the lanes, products and tree of lanes_sum(d, d, n)
+ * on its fp64 copy, so the same bits, without the copy. W: lanes a vector;
+ * LANES(p) W elements at p as fp64; SQUARE_ADD(u, a) a + u * u (as one
+ * fused multiply-add where the form has FMA: the square of a float is
+ * exact in fp64, so the same rounding); VALUE(v) one element as fp64. */
+#define SQUARES_SUM(NAME, ATTR, T, V, W, LANES, SQUARE_ADD, VALUE)              \
+  static ATTR double NAME(const T *x, int64_t n) {                              \
     V acc[XLANES / W] = {{0}};                                                  \
     int64_t i = 0;                                                              \
     for (; i + XLANES <= n; i += XLANES)                                        \
@@ -36,7 +37,7 @@ static REDUX_HOT void deviations(double *d, int64_t n, double m) {
       }                                                                         \
     double lane[XLANES];                                                        \
     memcpy(lane, acc, sizeof lane);                                             \
-    for (int j = 0; i + j < n; ++j) lane[j] += (double)x[i + j] * (double)x[i + j]; \
+    for (int j = 0; i + j < n; ++j) lane[j] += VALUE(x[i + j]) * VALUE(x[i + j]); \
     return lanes_tree(lane);                                                    \
   }
 static inline __attribute__((always_inline)) v4d f32_lanes4(const float *p) {
@@ -45,15 +46,47 @@ static inline __attribute__((always_inline)) v4d f32_lanes4(const float *p) {
   return __builtin_convertvector(f, v4d);
 }
 #define SQUARE_ADD4(u, a) ((a) + (u) * (u))
-F32_SQUARES_SUM(f32_squares_sum4, REDUX_HOT, v4d, 4, f32_lanes4, SQUARE_ADD4)
+#define F32_VALUE(v) ((double)(v))
+SQUARES_SUM(f32_squares_sum4, REDUX_HOT, float, v4d, 4, f32_lanes4, SQUARE_ADD4, F32_VALUE)
 #ifdef REDUX_EIGHT_LANES
 /* one conversion instruction: GCC 12 converts a v8f by halves and inserts in AVX-512 code */
 static inline __attribute__((always_inline)) REDUX_AVX512 v8d f32_lanes8(const float *p) {
   return (v8d)_mm512_cvtps_pd(_mm256_loadu_ps(p));
 }
 #define SQUARE_ADD8(u, a) fma8(u, u, a)
-F32_SQUARES_SUM(f32_squares_sum8, REDUX_AVX512, v8d, 8, f32_lanes8, SQUARE_ADD8)
+SQUARES_SUM(f32_squares_sum8, REDUX_AVX512, float, v8d, 8, f32_lanes8, SQUARE_ADD8, F32_VALUE)
+/* eight 16-bit codes as fp64: bfloat16 by a shift, float16 by F16C (exact) */
+static inline __attribute__((always_inline)) REDUX_AVX512 v8d bf16_lanes8(const uint16_t *p) {
+  const __m256i bits = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16);
+  return (v8d)_mm512_cvtps_pd(_mm256_castsi256_ps(bits));
+}
+static inline __attribute__((always_inline)) REDUX_AVX512_F16C v8d f16_lanes8(const uint16_t *p) {
+  return (v8d)_mm512_cvtps_pd(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)));
+}
+#define BF16_VALUE(v) ((double)bf16_to_float(v))
+#define F16_VALUE(v) ((double)f16_to_float(v))
+SQUARES_SUM(bf16_squares_sum8, REDUX_AVX512, uint16_t, v8d, 8, bf16_lanes8, SQUARE_ADD8, BF16_VALUE)
+SQUARES_SUM(f16_squares_sum8, REDUX_AVX512_F16C, uint16_t, v8d, 8, f16_lanes8, SQUARE_ADD8, F16_VALUE)
 #endif
+
+/* A 16-bit row's sum of squares read directly where an eight-lane form
+ * runs (AVX-512F, and F16C for float16): 1 and its sum, else 0. */
+static int squares_sum_16(const uint16_t *x, int64_t n, redux_dtype t, double *sum) {
+#ifdef REDUX_EIGHT_LANES
+  if (!redux_cpu_eight_lanes()) return 0;
+  if (t == REDUX_BF16) {
+    *sum = bf16_squares_sum8(x, n);
+    return 1;
+  }
+  if (t == REDUX_F16 && redux_cpu_f16c()) {
+    *sum = f16_squares_sum8(x, n);
+    return 1;
+  }
+#else
+  (void)x, (void)n, (void)t, (void)sum;
+#endif
+  return 0;
+}
 
 static double f32_squares_sum(const float *x, int64_t n) {
 #ifdef REDUX_EIGHT_LANES
@@ -73,6 +106,12 @@ redux_status redux_cpu_moment_rows(const void *x, void *m2, void *mean, int64_t 
   for (int64_t row = row_begin; row < row_end; ++row) {
     if (!centered && t == REDUX_F32) {
       const double v = f32_squares_sum((const float *)x + row * n, n) / divisor;
+      store_value(m2, row, out, root ? sqrt(v) : v);
+      continue;
+    }
+    double sum16;
+    if (!centered && squares_sum_16((const uint16_t *)x + row * n, n, t, &sum16)) {
+      const double v = sum16 / divisor;
       store_value(m2, row, out, root ? sqrt(v) : v);
       continue;
     }
