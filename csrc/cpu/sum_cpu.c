@@ -747,6 +747,11 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
 /* float16 codes to fp64 by F16C (exact, as f16_to_float) */
 #define CVT8_F16(p) _mm512_cvtps_pd(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p))))
 #define CVT4_F16(p) _mm256_cvtps_pd(_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(p))))
+/* bfloat16 codes to fp64: the code is a float's high half */
+#define CVT8_BF16(p) \
+  _mm512_cvtps_pd(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16)))
+#define CVT4_BF16(p) \
+  _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)(p))), 16)))
 #define VALUE(v) (v)
 #define ABS8(v) _mm512_abs_pd(v)
 #define ABS4(v) _mm256_andnot_pd(_mm256_set1_pd(-0.0), v)
@@ -780,6 +785,18 @@ COLS_IN_REGISTERS(cols4_abs_f16, REDUX_AVX2_F16C, uint16_t, __m256d, 4, 12, CVT4
                   _mm256_add_pd, _mm256_storeu_pd)
 COLS_IN_REGISTERS(cols4_squares_f16, REDUX_AVX2_F16C, uint16_t, __m256d, 4, 12, CVT4_F16, square4, _mm256_loadu_pd,
                   _mm256_add_pd, _mm256_storeu_pd)
+COLS_IN_REGISTERS(cols8_values_bf16, REDUX_AVX512, uint16_t, __m512d, 8, 16, CVT8_BF16, VALUE, _mm512_loadu_pd,
+                  _mm512_add_pd, _mm512_storeu_pd)
+COLS_IN_REGISTERS(cols8_abs_bf16, REDUX_AVX512, uint16_t, __m512d, 8, 16, CVT8_BF16, ABS8, _mm512_loadu_pd,
+                  _mm512_add_pd, _mm512_storeu_pd)
+COLS_IN_REGISTERS(cols8_squares_bf16, REDUX_AVX512, uint16_t, __m512d, 8, 16, CVT8_BF16, square8, _mm512_loadu_pd,
+                  _mm512_add_pd, _mm512_storeu_pd)
+COLS_IN_REGISTERS(cols4_values_bf16, __attribute__((target("avx2"))), uint16_t, __m256d, 4, 12, CVT4_BF16, VALUE,
+                  _mm256_loadu_pd, _mm256_add_pd, _mm256_storeu_pd)
+COLS_IN_REGISTERS(cols4_abs_bf16, __attribute__((target("avx2"))), uint16_t, __m256d, 4, 12, CVT4_BF16, ABS4,
+                  _mm256_loadu_pd, _mm256_add_pd, _mm256_storeu_pd)
+COLS_IN_REGISTERS(cols4_squares_bf16, __attribute__((target("avx2"))), uint16_t, __m256d, 4, 12, CVT4_BF16, square4,
+                  _mm256_loadu_pd, _mm256_add_pd, _mm256_storeu_pd)
 
 /* The leading columns of a float32 block [width columns from p, rows
  * nrows, pitch apart] that the register forms sum into hi; returns how
@@ -798,6 +815,25 @@ static int64_t f32_cols_in_registers(redux_reduction red, const float *p, int64_
     if (red == REDUX_SUM_OF_ABS) cols4_abs(p, pitch, nrows, passes, hi);
     else if (red == REDUX_SUM_OF_SQUARES) cols4_squares(p, pitch, nrows, passes, hi);
     else cols4_values(p, pitch, nrows, passes, hi);
+  }
+  return passes * pass;
+}
+/* The leading columns of a bfloat16 block that the register forms sum
+ * into hi: a multiple of their pass, 0 on a CPU without AVX2. */
+static int64_t bf16_cols_in_registers(redux_reduction red, const uint16_t *p, int64_t pitch, int64_t nrows,
+                                      int64_t width, double *hi) {
+  const int eight = redux_cpu_eight_lanes();
+  if (!eight && !__builtin_cpu_supports("avx2")) return 0;
+  const int64_t pass = eight ? COLS8 : COLS4, passes = width / pass;
+  if (passes == 0) return 0;
+  if (eight) {
+    if (red == REDUX_SUM_OF_ABS) cols8_abs_bf16(p, pitch, nrows, passes, hi);
+    else if (red == REDUX_SUM_OF_SQUARES) cols8_squares_bf16(p, pitch, nrows, passes, hi);
+    else cols8_values_bf16(p, pitch, nrows, passes, hi);
+  } else {
+    if (red == REDUX_SUM_OF_ABS) cols4_abs_bf16(p, pitch, nrows, passes, hi);
+    else if (red == REDUX_SUM_OF_SQUARES) cols4_squares_bf16(p, pitch, nrows, passes, hi);
+    else cols4_values_bf16(p, pitch, nrows, passes, hi);
   }
   return passes * pass;
 }
@@ -851,6 +887,11 @@ static int64_t f16_cols_converted(redux_reduction red, const uint16_t *h, int64_
   (void)red, (void)h, (void)pitch, (void)nrows, (void)width, (void)hi;
   return 0;
 }
+static int64_t bf16_cols_in_registers(redux_reduction red, const uint16_t *p, int64_t pitch, int64_t nrows,
+                                      int64_t width, double *hi) {
+  (void)red, (void)p, (void)pitch, (void)nrows, (void)width, (void)hi;
+  return 0;
+}
 #endif
 
 REDUX_HOT static void cols_item(const void *x, int64_t rows, int64_t inner, int64_t o, int64_t c0, int64_t width,
@@ -870,7 +911,9 @@ REDUX_HOT static void cols_item(const void *x, int64_t rows, int64_t inner, int6
                                                 width, hi)
       : in == REDUX_F16 ? f16_cols_converted(red, (const uint16_t *)x + (o * rows + r0) * inner + c0, inner, r1 - r0,
                                              width, hi)
-                        : 0;
+      : in == REDUX_BF16 ? bf16_cols_in_registers(red, (const uint16_t *)x + (o * rows + r0) * inner + c0, inner,
+                                                  r1 - r0, width, hi)
+                         : 0;
   if (red == REDUX_SUM_OF_ABS) {
     COL_MAPPED(fabs)
   } else if (red == REDUX_SUM_OF_SQUARES) {

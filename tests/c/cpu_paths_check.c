@@ -6,7 +6,7 @@
  * around the 32-lane edges, unaligned starts; full partials and rows, and
  * the mapped reductions' full sums (|x|, x * x into float64), and column
  * sums (values, |x|, x * x, mean) of widths around the register passes'
- * 48 and 128 columns, and float16 columns; float16 and bfloat16 partials
+ * 48 and 128 columns, and 16-bit columns; float16 and bfloat16 partials
  * (values, |x|, x * x) of random codes (float16's subnormals to 65504, a
  * quiet and a signalling NaN), which run the F16C and eight-lane forms
  * where the CPU has them. The first line names the loop that ran (redux_cpu_float32_loop; the test
@@ -77,6 +77,12 @@ static uint16_t f16_code(void) {
   return (uint16_t)(((b >> 20) & 0x8000u) | ((((b >> 32) % 31) << 10)) | (b & 0x3ffu));
 }
 
+/* A random finite bfloat16 code: any sign, exponents 2^-40 .. 2^40. */
+static uint16_t bf16_code(void) {
+  const uint64_t b = next_bits();
+  return (uint16_t)(((b >> 20) & 0x8000u) | ((87u + (uint32_t)((b >> 32) % 81)) << 7) | (b & 0x7fu));
+}
+
 static void print_cols(void) {
   const int64_t shapes[][3] = {{1, 5, 1},    {1, 33, 47},   {2, 100, 48},  {1, 7, 49},  {1, 300, 127},
                                {1, 64, 128}, {1, 1000, 129}, {3, 50, 256}, {1, 4100, 300}, {1, 3, 1000}};
@@ -95,23 +101,20 @@ static void print_cols(void) {
              (unsigned long long)cols_hash(REDUX_SUM_OF_SQUARES, x, s, REDUX_F32, REDUX_F64),
              (unsigned long long)cols_hash(REDUX_MEAN_OF_VALUES, x, s, REDUX_F32, REDUX_F32));
       free(buf);
-      uint16_t *codes = malloc((size_t)(count + start) * sizeof *codes);
-      for (int64_t i = 0; i < count + start; ++i) codes[i] = f16_code();
-      const uint16_t *h = codes + start;
-      printf("f16 cols %lldx%lldx%lld start=%d values=%016llx,%016llx abs=%016llx square=%016llx\n",
-             (long long)s.outer, (long long)s.n, (long long)s.inner, start,
-             (unsigned long long)cols_hash(REDUX_SUM_OF_VALUES, h, s, REDUX_F16, REDUX_F16),
-             (unsigned long long)cols_hash(REDUX_SUM_OF_VALUES, h, s, REDUX_F16, REDUX_F32),
-             (unsigned long long)cols_hash(REDUX_SUM_OF_ABS, h, s, REDUX_F16, REDUX_F32),
-             (unsigned long long)cols_hash(REDUX_SUM_OF_SQUARES, h, s, REDUX_F16, REDUX_F32));
-      free(codes);
+      for (int bf = 0; bf < 2; ++bf) {
+        const redux_dtype t = bf ? REDUX_BF16 : REDUX_F16;
+        uint16_t *codes = malloc((size_t)(count + start) * sizeof *codes);
+        for (int64_t i = 0; i < count + start; ++i) codes[i] = bf ? bf16_code() : f16_code();
+        const uint16_t *h = codes + start;
+        printf("%s cols %lldx%lldx%lld start=%d values=%016llx,%016llx abs=%016llx square=%016llx\n",
+               bf ? "bf16" : "f16", (long long)s.outer, (long long)s.n, (long long)s.inner, start,
+               (unsigned long long)cols_hash(REDUX_SUM_OF_VALUES, h, s, t, t),
+               (unsigned long long)cols_hash(REDUX_SUM_OF_VALUES, h, s, t, REDUX_F32),
+               (unsigned long long)cols_hash(REDUX_SUM_OF_ABS, h, s, t, REDUX_F32),
+               (unsigned long long)cols_hash(REDUX_SUM_OF_SQUARES, h, s, t, REDUX_F32));
+        free(codes);
+      }
     }
-}
-
-/* A random finite bfloat16 code: any sign, exponents 2^-40 .. 2^40. */
-static uint16_t bf16_code(void) {
-  const uint64_t b = next_bits();
-  return (uint16_t)(((b >> 20) & 0x8000u) | ((87u + (uint32_t)((b >> 32) % 81)) << 7) | (b & 0x7fu));
 }
 
 /* Reduction r of the 16-bit codes h[0, n) of dtype t (into float32): the
