@@ -435,17 +435,6 @@ DEFINE_PARTIAL_D_F16(partial_d_f16c, REDUX_AVX2_F16C, F16_BLOCK_F16C, LOAD_F32, 
 DEFINE_PARTIAL_D_F16(partial_abs_f16c, REDUX_AVX2_F16C, F16_BLOCK_F16C, ABS_F32, ABS_F16)
 DEFINE_PARTIAL_D_F16(partial_square_f16c, REDUX_AVX2_F16C, F16_BLOCK_F16C, SQUARE_F32, SQUARE_F16)
 
-/* A float16 partial (MAP: REDUX_SUM_OF_VALUES, _ABS or _SQUARES) in the F16C
- * form where the CPU has it. */
-static double partial_f16_8(redux_reduction map, const void *x, int64_t count);
-static double partial_f16(redux_reduction map, const void *x, int64_t count) {
-  const int f16c = redux_cpu_f16c();
-  if (f16c && redux_cpu_eight_lanes()) return partial_f16_8(map, x, count);
-  if (map == REDUX_SUM_OF_ABS) return f16c ? partial_abs_f16c(x, count) : partial_abs_f16_c(x, count);
-  if (map == REDUX_SUM_OF_SQUARES) return f16c ? partial_square_f16c(x, count) : partial_square_f16_c(x, count);
-  return f16c ? partial_d_f16c(x, count) : partial_d_f16_c(x, count);
-}
-
 /* The 16-bit partials in eight-lane vectors, for CPUs with AVX-512F (and
  * F16C for float16; redux_cpu_eight_lanes): vector j of four holds lanes
  * 8j .. 8j + 7, which DEFINE_PARTIAL_D keeps as its vectors 2j and 2j + 1,
@@ -493,10 +482,18 @@ static double partial_bf16(redux_reduction map, const void *x, int64_t count) {
   return eight ? partial_d_bf16_8(x, count) : partial_d_bf16(x, count);
 }
 
-static double partial_f16_8(redux_reduction map, const void *x, int64_t count) {
-  if (map == REDUX_SUM_OF_ABS) return partial_abs_f16_8(x, count);
-  if (map == REDUX_SUM_OF_SQUARES) return partial_square_f16_8(x, count);
-  return partial_d_f16_8(x, count);
+/* A float16 partial (MAP: REDUX_SUM_OF_VALUES, _ABS or _SQUARES) in eight
+ * lanes where the CPU has AVX-512F and F16C, else by F16C where it has
+ * that, else in C. */
+static double partial_f16(redux_reduction map, const void *x, int64_t count) {
+  const int f16c = redux_cpu_f16c(), eight = f16c && redux_cpu_eight_lanes();
+  if (map == REDUX_SUM_OF_ABS)
+    return eight ? partial_abs_f16_8(x, count) : f16c ? partial_abs_f16c(x, count) : partial_abs_f16_c(x, count);
+  if (map == REDUX_SUM_OF_SQUARES)
+    return eight  ? partial_square_f16_8(x, count)
+           : f16c ? partial_square_f16c(x, count)
+                  : partial_square_f16_c(x, count);
+  return eight ? partial_d_f16_8(x, count) : f16c ? partial_d_f16c(x, count) : partial_d_f16_c(x, count);
 }
 
 static int has_fma_loop(void) { return redux_cpu_fma_lanes(); }
@@ -722,7 +719,7 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
   else COL_LOOP(hi[c] += MAP(LOAD_BF16(x, row + c)))
 
 #if REDUX_FMA_LOOP
-/* Float32 (T float) or float16 (T uint16_t) columns summed in registers:
+/* Float32 (T float) or 16-bit (T uint16_t) columns summed in registers:
  * a vector of W columns an accumulator, NACC of them, over the rows in
  * order; each column's fp64 adds are COL_LOOP's (x, |x| or x * x rounded,
  * then added), so the same bits, without a load and a store of the
