@@ -463,15 +463,18 @@ DEFINE_PARTIAL_D_F16(partial_square_f16c, REDUX_AVX2_F16C, F16_BLOCK_F16C, SQUAR
     memcpy(acc, wide, sizeof acc);                                                           \
     RETURN_LANES(acc, LOAD, x, i, count);                                                    \
   }
-#define VALUE8(v) (v)
-#define ABS8_LANES(v) _mm512_abs_pd(v)
-#define SQUARE8_LANES(v) _mm512_mul_pd((v), (v))
-DEFINE_PARTIAL_D8(partial_d_bf16_8, REDUX_AVX512, BF16X16, VALUE8, LOAD_BF16)
-DEFINE_PARTIAL_D8(partial_abs_bf16_8, REDUX_AVX512, BF16X16, ABS8_LANES, ABS_BF16)
-DEFINE_PARTIAL_D8(partial_square_bf16_8, REDUX_AVX512, BF16X16, SQUARE8_LANES, SQUARE_BF16)
-DEFINE_PARTIAL_D8(partial_d_f16_8, REDUX_AVX512_F16C, F16X16, VALUE8, LOAD_F16)
-DEFINE_PARTIAL_D8(partial_abs_f16_8, REDUX_AVX512_F16C, F16X16, ABS8_LANES, ABS_F16)
-DEFINE_PARTIAL_D8(partial_square_f16_8, REDUX_AVX512_F16C, F16X16, SQUARE8_LANES, SQUARE_F16)
+/* The mapped reductions on fp64 lanes (here and in the columns' forms). */
+#define VALUE(v) (v)
+#define ABS8(v) _mm512_abs_pd(v)
+#define ABS4(v) _mm256_andnot_pd(_mm256_set1_pd(-0.0), v)
+static inline __attribute__((always_inline)) REDUX_AVX512 __m512d square8(__m512d v) { return _mm512_mul_pd(v, v); }
+static inline __attribute__((always_inline, target("avx2"))) __m256d square4(__m256d v) { return _mm256_mul_pd(v, v); }
+DEFINE_PARTIAL_D8(partial_d_bf16_8, REDUX_AVX512, BF16X16, VALUE, LOAD_BF16)
+DEFINE_PARTIAL_D8(partial_abs_bf16_8, REDUX_AVX512, BF16X16, ABS8, ABS_BF16)
+DEFINE_PARTIAL_D8(partial_square_bf16_8, REDUX_AVX512, BF16X16, square8, SQUARE_BF16)
+DEFINE_PARTIAL_D8(partial_d_f16_8, REDUX_AVX512_F16C, F16X16, VALUE, LOAD_F16)
+DEFINE_PARTIAL_D8(partial_abs_f16_8, REDUX_AVX512_F16C, F16X16, ABS8, ABS_F16)
+DEFINE_PARTIAL_D8(partial_square_f16_8, REDUX_AVX512_F16C, F16X16, square8, SQUARE_F16)
 
 /* A bfloat16 partial (MAP as partial_f16's) in eight lanes where the CPU
  * has AVX-512F. */
@@ -725,7 +728,8 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
  * then added), so the same bits, without a load and a store of the
  * column's sum an element. */
 #define COLS_IN_REGISTERS(NAME, ATTR, T, VD, W, NACC, CVT, MAP, LOAD, ADD, STORE)                \
-  ATTR static void NAME(const T *x, int64_t pitch, int64_t nrows, int64_t passes, double *hi) {   \
+  ATTR static void NAME(const void *block, int64_t pitch, int64_t nrows, int64_t passes, double *hi) { \
+    const T *x = (const T *)block;                                                                \
     for (int64_t r0 = 0; r0 < nrows; r0 += COLS_ROW_BLOCK) {                                      \
       const int64_t r1 = r0 + COLS_ROW_BLOCK < nrows ? r0 + COLS_ROW_BLOCK : nrows;               \
       for (int64_t k = 0; k < passes; ++k) {                                                      \
@@ -749,11 +753,6 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
   _mm512_cvtps_pd(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16)))
 #define CVT4_BF16(p) \
   _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)(p))), 16)))
-#define VALUE(v) (v)
-#define ABS8(v) _mm512_abs_pd(v)
-#define ABS4(v) _mm256_andnot_pd(_mm256_set1_pd(-0.0), v)
-static inline __attribute__((always_inline)) REDUX_AVX512 __m512d square8(__m512d v) { return _mm512_mul_pd(v, v); }
-static inline __attribute__((always_inline, target("avx2"))) __m256d square4(__m256d v) { return _mm256_mul_pd(v, v); }
 enum { COLS8 = 16 * 8, COLS4 = 12 * 4 }; /* the columns of one pass: 16 zmm or 12 ymm accumulators */
 /* rows a pass takes before the next: a block of 128 rows stays in L1/L2
  * for the next pass (8 and 32 were slower, no blocking slower for 256 wide) */
@@ -795,43 +794,26 @@ COLS_IN_REGISTERS(cols4_abs_bf16, __attribute__((target("avx2"))), uint16_t, __m
 COLS_IN_REGISTERS(cols4_squares_bf16, __attribute__((target("avx2"))), uint16_t, __m256d, 4, 12, CVT4_BF16, square4,
                   _mm256_loadu_pd, _mm256_add_pd, _mm256_storeu_pd)
 
-/* The leading columns of a float32 block [width columns from p, rows
- * nrows, pitch apart] that the register forms sum into hi; returns how
- * many (a multiple of their pass, 0 on a CPU without AVX2). */
-static int64_t f32_cols_in_registers(redux_reduction red, const float *p, int64_t pitch, int64_t nrows,
-                                     int64_t width, double *hi) {
+/* A dtype's register forms: [eight lanes, four lanes][values, |x|, x * x]. */
+typedef void (*cols_pass)(const void *block, int64_t pitch, int64_t nrows, int64_t passes, double *hi);
+static const cols_pass F32_COLS[2][3] = {{cols8_values, cols8_abs, cols8_squares},
+                                         {cols4_values, cols4_abs, cols4_squares}};
+static const cols_pass F16_COLS[2][3] = {{cols8_values_f16, cols8_abs_f16, cols8_squares_f16},
+                                         {cols4_values_f16, cols4_abs_f16, cols4_squares_f16}};
+static const cols_pass BF16_COLS[2][3] = {{cols8_values_bf16, cols8_abs_bf16, cols8_squares_bf16},
+                                          {cols4_values_bf16, cols4_abs_bf16, cols4_squares_bf16}};
+
+/* The leading columns of a block [width columns from p, rows nrows, pitch
+ * apart] that the register forms `forms` sum into hi; returns how many (a
+ * multiple of their pass, 0 on a CPU without AVX2). */
+static int64_t cols_in_registers(const cols_pass forms[2][3], redux_reduction red, const void *p, int64_t pitch,
+                                 int64_t nrows, int64_t width, double *hi) {
   const int eight = redux_cpu_eight_lanes();
   if (!eight && !__builtin_cpu_supports("avx2")) return 0;
   const int64_t pass = eight ? COLS8 : COLS4, passes = width / pass;
   if (passes == 0) return 0;
-  if (eight) {
-    if (red == REDUX_SUM_OF_ABS) cols8_abs(p, pitch, nrows, passes, hi);
-    else if (red == REDUX_SUM_OF_SQUARES) cols8_squares(p, pitch, nrows, passes, hi);
-    else cols8_values(p, pitch, nrows, passes, hi);
-  } else {
-    if (red == REDUX_SUM_OF_ABS) cols4_abs(p, pitch, nrows, passes, hi);
-    else if (red == REDUX_SUM_OF_SQUARES) cols4_squares(p, pitch, nrows, passes, hi);
-    else cols4_values(p, pitch, nrows, passes, hi);
-  }
-  return passes * pass;
-}
-/* The leading columns of a bfloat16 block that the register forms sum
- * into hi: a multiple of their pass, 0 on a CPU without AVX2. */
-static int64_t bf16_cols_in_registers(redux_reduction red, const uint16_t *p, int64_t pitch, int64_t nrows,
-                                      int64_t width, double *hi) {
-  const int eight = redux_cpu_eight_lanes();
-  if (!eight && !__builtin_cpu_supports("avx2")) return 0;
-  const int64_t pass = eight ? COLS8 : COLS4, passes = width / pass;
-  if (passes == 0) return 0;
-  if (eight) {
-    if (red == REDUX_SUM_OF_ABS) cols8_abs_bf16(p, pitch, nrows, passes, hi);
-    else if (red == REDUX_SUM_OF_SQUARES) cols8_squares_bf16(p, pitch, nrows, passes, hi);
-    else cols8_values_bf16(p, pitch, nrows, passes, hi);
-  } else {
-    if (red == REDUX_SUM_OF_ABS) cols4_abs_bf16(p, pitch, nrows, passes, hi);
-    else if (red == REDUX_SUM_OF_SQUARES) cols4_squares_bf16(p, pitch, nrows, passes, hi);
-    else cols4_values_bf16(p, pitch, nrows, passes, hi);
-  }
+  const int map = red == REDUX_SUM_OF_ABS ? 1 : red == REDUX_SUM_OF_SQUARES ? 2 : 0;
+  forms[eight ? 0 : 1][map](p, pitch, nrows, passes, hi);
   return passes * pass;
 }
 /* float16 columns [0, width) of a block [nrows rows, pitch apart], each
@@ -852,41 +834,23 @@ REDUX_AVX2_F16C static void f16_cols_f16c(redux_reduction red, const uint16_t *h
       for (c = 0; c < width; ++c) hi[c] += (double)v[c];
   }
 }
-/* The leading columns of a float16 block summed into hi by F16C forms:
- * the register forms' passes, then f16_cols_f16c's rest; all of them
- * where the CPU has AVX2 and F16C, else none. */
-static int64_t f16_cols_converted(redux_reduction red, const uint16_t *h, int64_t pitch, int64_t nrows,
-                                  int64_t width, double *hi) {
-  if (!redux_cpu_f16c()) return 0;
-  const int eight = redux_cpu_eight_lanes();
-  const int64_t pass = eight ? COLS8 : COLS4, passes = width / pass;
-  if (passes > 0 && eight) {
-    if (red == REDUX_SUM_OF_ABS) cols8_abs_f16(h, pitch, nrows, passes, hi);
-    else if (red == REDUX_SUM_OF_SQUARES) cols8_squares_f16(h, pitch, nrows, passes, hi);
-    else cols8_values_f16(h, pitch, nrows, passes, hi);
-  } else if (passes > 0) {
-    if (red == REDUX_SUM_OF_ABS) cols4_abs_f16(h, pitch, nrows, passes, hi);
-    else if (red == REDUX_SUM_OF_SQUARES) cols4_squares_f16(h, pitch, nrows, passes, hi);
-    else cols4_values_f16(h, pitch, nrows, passes, hi);
-  }
-  const int64_t done = passes * pass;
+/* The leading columns of a block of dtype `in` summed into hi by the
+ * forms above; COL_LOOP adds the rest. float16 needs F16C (then every
+ * column: the register passes, f16_cols_f16c the rest). */
+static int64_t cols_first_in_registers(redux_reduction red, redux_dtype in, const void *p, int64_t pitch,
+                                       int64_t nrows, int64_t width, double *hi) {
+  if (in == REDUX_F32) return cols_in_registers(F32_COLS, red, p, pitch, nrows, width, hi);
+  if (in == REDUX_BF16) return cols_in_registers(BF16_COLS, red, p, pitch, nrows, width, hi);
+  if (in != REDUX_F16 || !redux_cpu_f16c()) return 0;
+  const int64_t done = cols_in_registers(F16_COLS, red, p, pitch, nrows, width, hi);
+  const uint16_t *h = (const uint16_t *)p;
   if (done < width) f16_cols_f16c(red, h + done, pitch, nrows, width - done, hi + done);
   return width;
 }
 #else
-static int64_t f32_cols_in_registers(redux_reduction red, const float *p, int64_t pitch, int64_t nrows,
-                                     int64_t width, double *hi) {
-  (void)red, (void)p, (void)pitch, (void)nrows, (void)width, (void)hi;
-  return 0;
-}
-static int64_t f16_cols_converted(redux_reduction red, const uint16_t *h, int64_t pitch, int64_t nrows,
-                                  int64_t width, double *hi) {
-  (void)red, (void)h, (void)pitch, (void)nrows, (void)width, (void)hi;
-  return 0;
-}
-static int64_t bf16_cols_in_registers(redux_reduction red, const uint16_t *p, int64_t pitch, int64_t nrows,
-                                      int64_t width, double *hi) {
-  (void)red, (void)p, (void)pitch, (void)nrows, (void)width, (void)hi;
+static int64_t cols_first_in_registers(redux_reduction red, redux_dtype in, const void *p, int64_t pitch,
+                                       int64_t nrows, int64_t width, double *hi) {
+  (void)red, (void)in, (void)p, (void)pitch, (void)nrows, (void)width, (void)hi;
   return 0;
 }
 #endif
@@ -903,14 +867,8 @@ REDUX_HOT static void cols_item(const void *x, int64_t rows, int64_t inner, int6
     iv[c] = 0;
   }
   /* columns [0, first) summed in registers, the rest below */
-  const int64_t first =
-      in == REDUX_F32   ? f32_cols_in_registers(red, (const float *)x + (o * rows + r0) * inner + c0, inner, r1 - r0,
-                                                width, hi)
-      : in == REDUX_F16 ? f16_cols_converted(red, (const uint16_t *)x + (o * rows + r0) * inner + c0, inner, r1 - r0,
-                                             width, hi)
-      : in == REDUX_BF16 ? bf16_cols_in_registers(red, (const uint16_t *)x + (o * rows + r0) * inner + c0, inner,
-                                                  r1 - r0, width, hi)
-                         : 0;
+  const int64_t first = cols_first_in_registers(
+      red, in, (const char *)x + ((o * rows + r0) * inner + c0) * redux_dtype_size(in), inner, r1 - r0, width, hi);
   if (red == REDUX_SUM_OF_ABS) {
     COL_MAPPED(fabs)
   } else if (red == REDUX_SUM_OF_SQUARES) {

@@ -33,18 +33,28 @@ static float sample(float offset) {
   return ((b & 1) ? -v : v) + offset;
 }
 
+/* Plan p's items and finishes of `family` over x into y (partials: its
+ * partials' room); any status but REDUX_OK ends the program. */
+static void run_plan(const redux_cpu_plan *p, redux_family family, redux_shape s, const void *x, void *y,
+                     redux_cpu_acc *partials, redux_dtype in, redux_dtype out) {
+  if (redux_cpu_sum_items(p, family, s, x, y, partials, 0, p->items, in, out) != REDUX_OK ||
+      (p->finishes > 0 && redux_cpu_sum_finish(p, family, s, partials, y, 0, p->finishes, out) != REDUX_OK)) {
+    fprintf(stderr, "status error\n");
+    exit(2);
+  }
+}
+
 /* Reduction r of x[0, n) into float64 (the plan's items and finish), as bits. */
 static uint64_t mapped_bits(redux_reduction r, const float *x, int64_t n) {
   const redux_shape s = {1, n, 1};
   const redux_cpu_plan p = redux_cpu_reduce_plan(r, REDUX_FULL, s, REDUX_F32);
   redux_cpu_acc partials[8];
   double y = 0.0;
-  if (p.partials > 8 ||
-      redux_cpu_sum_items(&p, REDUX_FULL, s, x, &y, partials, 0, p.items, REDUX_F32, REDUX_F64) != REDUX_OK ||
-      (p.finishes > 0 && redux_cpu_sum_finish(&p, REDUX_FULL, s, partials, &y, 0, p.finishes, REDUX_F64) != REDUX_OK)) {
+  if (p.partials > 8) {
     fprintf(stderr, "status error\n");
     exit(2);
   }
+  run_plan(&p, REDUX_FULL, s, x, &y, partials, REDUX_F32, REDUX_F64);
   uint64_t b;
   memcpy(&b, &y, sizeof b);
   return b;
@@ -58,11 +68,7 @@ static uint64_t cols_hash(redux_reduction r, const void *x, redux_shape s, redux
   const size_t width = (size_t)redux_dtype_size(out);
   unsigned char *y = malloc((size_t)count * width);
   redux_cpu_acc *partials = p.partials > 0 ? malloc((size_t)p.partials * sizeof *partials) : NULL;
-  if (redux_cpu_sum_items(&p, REDUX_COLS, s, x, y, partials, 0, p.items, in, out) != REDUX_OK ||
-      (p.finishes > 0 && redux_cpu_sum_finish(&p, REDUX_COLS, s, partials, y, 0, p.finishes, out) != REDUX_OK)) {
-    fprintf(stderr, "status error\n");
-    exit(2);
-  }
+  run_plan(&p, REDUX_COLS, s, x, y, partials, in, out);
   uint64_t h = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < (size_t)count * width; ++i) h = (h ^ y[i]) * 0x100000001b3ull;
   free(partials);
@@ -124,12 +130,11 @@ static void print_16_mapped(redux_reduction r, const uint16_t *h, int64_t n, red
   const redux_cpu_plan p = redux_cpu_reduce_plan(r, REDUX_FULL, s, t);
   redux_cpu_acc partials[8] = {{0}};
   float y = 0.0f;
-  if (p.partials > 8 ||
-      redux_cpu_sum_items(&p, REDUX_FULL, s, h, &y, partials, 0, p.items, t, REDUX_F32) != REDUX_OK ||
-      (p.finishes > 0 && redux_cpu_sum_finish(&p, REDUX_FULL, s, partials, &y, 0, p.finishes, REDUX_F32) != REDUX_OK)) {
+  if (p.partials > 8) {
     fprintf(stderr, "status error\n");
     exit(2);
   }
+  run_plan(&p, REDUX_FULL, s, h, &y, partials, t, REDUX_F32);
   for (int64_t k = 0; k < p.partials; ++k) {
     uint64_t b;
     memcpy(&b, &partials[k].hi, sizeof b);
