@@ -113,7 +113,7 @@ static inline __attribute__((always_inline)) REDUX_AVX512 v8d lanes8(const doubl
   return (v8d)_mm512_loadu_pd(p);
 }
 static inline __attribute__((always_inline)) REDUX_AVX512 v8d lanes8_f32(const float *p) {
-  return (v8d)_mm512_cvtps_pd(_mm256_loadu_ps(p));
+  return (v8d)REDUX_LANES8_F32(p);
 }
 EXP_SUM(exp_sum8, REDUX_AVX512, double, v8d, 8, lanes8, redux_exp8, redux_exp8_nonpositive, splat8)
 EXP_SUM(exp_sum8_f32, REDUX_AVX512, float, v8d, 8, lanes8_f32, redux_exp8, redux_exp8_nonpositive, splat8)

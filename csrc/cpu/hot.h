@@ -19,6 +19,8 @@
  * both (redux_cpu_fma_lanes): the multiply-adds the source calls for, the
  * table read as one gather; the baseline's fma is the C library's. */
 #define REDUX_AVX2_FMA __attribute__((target("avx2,fma")))
+/* The four-lane column forms, for CPUs with AVX2 (sum_cpu.c's columns). */
+#define REDUX_AVX2 __attribute__((target("avx2")))
 /* The float16 loads by the F16C instruction, for CPUs with AVX2 and F16C
  * (redux_cpu_f16c): exact conversions, as convert.h's. */
 #define REDUX_AVX2_F16C __attribute__((target("avx2,f16c")))
@@ -33,9 +35,22 @@
 #endif
 
 #ifdef REDUX_EIGHT_LANES
+#include <immintrin.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Eight (four) codes at p as fp64 lanes, exactly: float widened, float16 by
+ * F16C (as convert.h's f16_to_float), bfloat16 as a float's high half. For
+ * functions built for the matching target (REDUX_AVX512[_F16C], AVX2[+F16C]). */
+#define REDUX_LANES8_F32(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
+#define REDUX_LANES4_F32(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+#define REDUX_LANES8_F16(p) _mm512_cvtps_pd(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p))))
+#define REDUX_LANES4_F16(p) _mm256_cvtps_pd(_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(p))))
+#define REDUX_LANES8_BF16(p) \
+  _mm512_cvtps_pd(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16)))
+#define REDUX_LANES4_BF16(p) \
+  _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)(p))), 16)))
 
 /* probe()'s answer, asked once: *cache is 0 unknown, 1 no, 2 yes. */
 static inline int answer_once(_Atomic int *cache, int (*probe)(void)) {

@@ -51,17 +51,15 @@ SQUARES_SUM(f32_squares_sum4, REDUX_HOT, float, v4d, 4, f32_lanes4, SQUARE_ADD4,
 #ifdef REDUX_EIGHT_LANES
 /* one conversion instruction: GCC 12 converts a v8f by halves and inserts in AVX-512 code */
 static inline __attribute__((always_inline)) REDUX_AVX512 v8d f32_lanes8(const float *p) {
-  return (v8d)_mm512_cvtps_pd(_mm256_loadu_ps(p));
+  return (v8d)REDUX_LANES8_F32(p);
 }
 #define SQUARE_ADD8(u, a) fma8(u, u, a)
 SQUARES_SUM(f32_squares_sum8, REDUX_AVX512, float, v8d, 8, f32_lanes8, SQUARE_ADD8, F32_VALUE)
-/* eight 16-bit codes as fp64: bfloat16 by a shift, float16 by F16C (exact) */
 static inline __attribute__((always_inline)) REDUX_AVX512 v8d bf16_lanes8(const uint16_t *p) {
-  const __m256i bits = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16);
-  return (v8d)_mm512_cvtps_pd(_mm256_castsi256_ps(bits));
+  return (v8d)REDUX_LANES8_BF16(p);
 }
 static inline __attribute__((always_inline)) REDUX_AVX512_F16C v8d f16_lanes8(const uint16_t *p) {
-  return (v8d)_mm512_cvtps_pd(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)));
+  return (v8d)REDUX_LANES8_F16(p);
 }
 #define BF16_VALUE(v) ((double)bf16_to_float(v))
 #define F16_VALUE(v) ((double)f16_to_float(v))

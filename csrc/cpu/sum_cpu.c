@@ -468,7 +468,7 @@ DEFINE_PARTIAL_D_F16(partial_square_f16c, REDUX_AVX2_F16C, F16_BLOCK_F16C, SQUAR
 #define ABS8(v) _mm512_abs_pd(v)
 #define ABS4(v) _mm256_andnot_pd(_mm256_set1_pd(-0.0), v)
 static inline __attribute__((always_inline)) REDUX_AVX512 __m512d square8(__m512d v) { return _mm512_mul_pd(v, v); }
-static inline __attribute__((always_inline, target("avx2"))) __m256d square4(__m256d v) { return _mm256_mul_pd(v, v); }
+static inline __attribute__((always_inline)) REDUX_AVX2 __m256d square4(__m256d v) { return _mm256_mul_pd(v, v); }
 DEFINE_PARTIAL_D8(partial_d_bf16_8, REDUX_AVX512, BF16X16, VALUE, LOAD_BF16)
 DEFINE_PARTIAL_D8(partial_abs_bf16_8, REDUX_AVX512, BF16X16, ABS8, ABS_BF16)
 DEFINE_PARTIAL_D8(partial_square_bf16_8, REDUX_AVX512, BF16X16, square8, SQUARE_BF16)
@@ -743,56 +743,33 @@ redux_status redux_cpu_sum_rows(const void *x, void *y, int64_t row_begin, int64
       }                                                                                           \
     }                                                                                             \
   }
-#define CVT8(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
-#define CVT4(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
-/* float16 codes to fp64 by F16C (exact, as f16_to_float) */
-#define CVT8_F16(p) _mm512_cvtps_pd(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p))))
-#define CVT4_F16(p) _mm256_cvtps_pd(_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(p))))
-/* bfloat16 codes to fp64: the code is a float's high half */
-#define CVT8_BF16(p) \
-  _mm512_cvtps_pd(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16)))
-#define CVT4_BF16(p) \
-  _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)(p))), 16)))
 enum { COLS8 = 16 * 8, COLS4 = 12 * 4 }; /* the columns of one pass: 16 zmm or 12 ymm accumulators */
 /* rows a pass takes before the next: a block of 128 rows stays in L1/L2
  * for the next pass (8 and 32 were slower, no blocking slower for 256 wide) */
 enum { COLS_ROW_BLOCK = 128 };
-COLS_IN_REGISTERS(cols8_values, REDUX_AVX512, float, __m512d, 8, 16, CVT8, VALUE, _mm512_loadu_pd, _mm512_add_pd,
-                      _mm512_storeu_pd)
-COLS_IN_REGISTERS(cols8_abs, REDUX_AVX512, float, __m512d, 8, 16, CVT8, ABS8, _mm512_loadu_pd, _mm512_add_pd,
-                      _mm512_storeu_pd)
-COLS_IN_REGISTERS(cols8_squares, REDUX_AVX512, float, __m512d, 8, 16, CVT8, square8, _mm512_loadu_pd, _mm512_add_pd,
-                      _mm512_storeu_pd)
-COLS_IN_REGISTERS(cols4_values, __attribute__((target("avx2"))), float, __m256d, 4, 12, CVT4, VALUE, _mm256_loadu_pd,
-                      _mm256_add_pd, _mm256_storeu_pd)
-COLS_IN_REGISTERS(cols4_abs, __attribute__((target("avx2"))), float, __m256d, 4, 12, CVT4, ABS4, _mm256_loadu_pd,
-                      _mm256_add_pd, _mm256_storeu_pd)
-COLS_IN_REGISTERS(cols4_squares, __attribute__((target("avx2"))), float, __m256d, 4, 12, CVT4, square4,
-                      _mm256_loadu_pd, _mm256_add_pd, _mm256_storeu_pd)
-COLS_IN_REGISTERS(cols8_values_f16, REDUX_AVX512_F16C, uint16_t, __m512d, 8, 16, CVT8_F16, VALUE, _mm512_loadu_pd,
-                  _mm512_add_pd, _mm512_storeu_pd)
-COLS_IN_REGISTERS(cols8_abs_f16, REDUX_AVX512_F16C, uint16_t, __m512d, 8, 16, CVT8_F16, ABS8, _mm512_loadu_pd,
-                  _mm512_add_pd, _mm512_storeu_pd)
-COLS_IN_REGISTERS(cols8_squares_f16, REDUX_AVX512_F16C, uint16_t, __m512d, 8, 16, CVT8_F16, square8, _mm512_loadu_pd,
-                  _mm512_add_pd, _mm512_storeu_pd)
-COLS_IN_REGISTERS(cols4_values_f16, REDUX_AVX2_F16C, uint16_t, __m256d, 4, 12, CVT4_F16, VALUE, _mm256_loadu_pd,
-                  _mm256_add_pd, _mm256_storeu_pd)
-COLS_IN_REGISTERS(cols4_abs_f16, REDUX_AVX2_F16C, uint16_t, __m256d, 4, 12, CVT4_F16, ABS4, _mm256_loadu_pd,
-                  _mm256_add_pd, _mm256_storeu_pd)
-COLS_IN_REGISTERS(cols4_squares_f16, REDUX_AVX2_F16C, uint16_t, __m256d, 4, 12, CVT4_F16, square4, _mm256_loadu_pd,
-                  _mm256_add_pd, _mm256_storeu_pd)
-COLS_IN_REGISTERS(cols8_values_bf16, REDUX_AVX512, uint16_t, __m512d, 8, 16, CVT8_BF16, VALUE, _mm512_loadu_pd,
-                  _mm512_add_pd, _mm512_storeu_pd)
-COLS_IN_REGISTERS(cols8_abs_bf16, REDUX_AVX512, uint16_t, __m512d, 8, 16, CVT8_BF16, ABS8, _mm512_loadu_pd,
-                  _mm512_add_pd, _mm512_storeu_pd)
-COLS_IN_REGISTERS(cols8_squares_bf16, REDUX_AVX512, uint16_t, __m512d, 8, 16, CVT8_BF16, square8, _mm512_loadu_pd,
-                  _mm512_add_pd, _mm512_storeu_pd)
-COLS_IN_REGISTERS(cols4_values_bf16, __attribute__((target("avx2"))), uint16_t, __m256d, 4, 12, CVT4_BF16, VALUE,
-                  _mm256_loadu_pd, _mm256_add_pd, _mm256_storeu_pd)
-COLS_IN_REGISTERS(cols4_abs_bf16, __attribute__((target("avx2"))), uint16_t, __m256d, 4, 12, CVT4_BF16, ABS4,
-                  _mm256_loadu_pd, _mm256_add_pd, _mm256_storeu_pd)
-COLS_IN_REGISTERS(cols4_squares_bf16, __attribute__((target("avx2"))), uint16_t, __m256d, 4, 12, CVT4_BF16, square4,
-                  _mm256_loadu_pd, _mm256_add_pd, _mm256_storeu_pd)
+/* the eight-lane (16 zmm) and four-lane (12 ymm) forms of one load and map */
+#define COLS8_IN_REGISTERS(NAME, TARGET, T, LOAD, MAP) \
+  COLS_IN_REGISTERS(NAME, TARGET, T, __m512d, 8, 16, LOAD, MAP, _mm512_loadu_pd, _mm512_add_pd, _mm512_storeu_pd)
+#define COLS4_IN_REGISTERS(NAME, TARGET, T, LOAD, MAP) \
+  COLS_IN_REGISTERS(NAME, TARGET, T, __m256d, 4, 12, LOAD, MAP, _mm256_loadu_pd, _mm256_add_pd, _mm256_storeu_pd)
+COLS8_IN_REGISTERS(cols8_values, REDUX_AVX512, float, REDUX_LANES8_F32, VALUE)
+COLS8_IN_REGISTERS(cols8_abs, REDUX_AVX512, float, REDUX_LANES8_F32, ABS8)
+COLS8_IN_REGISTERS(cols8_squares, REDUX_AVX512, float, REDUX_LANES8_F32, square8)
+COLS4_IN_REGISTERS(cols4_values, REDUX_AVX2, float, REDUX_LANES4_F32, VALUE)
+COLS4_IN_REGISTERS(cols4_abs, REDUX_AVX2, float, REDUX_LANES4_F32, ABS4)
+COLS4_IN_REGISTERS(cols4_squares, REDUX_AVX2, float, REDUX_LANES4_F32, square4)
+COLS8_IN_REGISTERS(cols8_values_f16, REDUX_AVX512_F16C, uint16_t, REDUX_LANES8_F16, VALUE)
+COLS8_IN_REGISTERS(cols8_abs_f16, REDUX_AVX512_F16C, uint16_t, REDUX_LANES8_F16, ABS8)
+COLS8_IN_REGISTERS(cols8_squares_f16, REDUX_AVX512_F16C, uint16_t, REDUX_LANES8_F16, square8)
+COLS4_IN_REGISTERS(cols4_values_f16, REDUX_AVX2_F16C, uint16_t, REDUX_LANES4_F16, VALUE)
+COLS4_IN_REGISTERS(cols4_abs_f16, REDUX_AVX2_F16C, uint16_t, REDUX_LANES4_F16, ABS4)
+COLS4_IN_REGISTERS(cols4_squares_f16, REDUX_AVX2_F16C, uint16_t, REDUX_LANES4_F16, square4)
+COLS8_IN_REGISTERS(cols8_values_bf16, REDUX_AVX512, uint16_t, REDUX_LANES8_BF16, VALUE)
+COLS8_IN_REGISTERS(cols8_abs_bf16, REDUX_AVX512, uint16_t, REDUX_LANES8_BF16, ABS8)
+COLS8_IN_REGISTERS(cols8_squares_bf16, REDUX_AVX512, uint16_t, REDUX_LANES8_BF16, square8)
+COLS4_IN_REGISTERS(cols4_values_bf16, REDUX_AVX2, uint16_t, REDUX_LANES4_BF16, VALUE)
+COLS4_IN_REGISTERS(cols4_abs_bf16, REDUX_AVX2, uint16_t, REDUX_LANES4_BF16, ABS4)
+COLS4_IN_REGISTERS(cols4_squares_bf16, REDUX_AVX2, uint16_t, REDUX_LANES4_BF16, square4)
 
 /* A dtype's register forms: [eight lanes, four lanes][values, |x|, x * x]. */
 typedef void (*cols_pass)(const void *block, int64_t pitch, int64_t nrows, int64_t passes, double *hi);
