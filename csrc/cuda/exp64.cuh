@@ -19,8 +19,8 @@ __device__ const double kExp2Table[64] = {REDUX_EXP2_TABLE};
  * The index K + 1023 * 64 is below 2^17 wherever the result is not
  * replaced, so it is taken in 32 bits from kd's low word (the shifter's
  * low word is 0). */
-template <bool HIGH>
-__device__ __forceinline__ double exp64_form(double x) {
+template <bool HIGH, typename Lookup>
+__device__ __forceinline__ double exp64_form(double x, Lookup table) {
   const double kd = fma(x, REDUX_EXP_TO_STEPS, REDUX_EXP_SHIFTER);
   const unsigned u = (unsigned)__double2loint(kd) + (unsigned)REDUX_EXP_BIAS_STEPS;
   const double kf = kd - REDUX_EXP_SHIFTER;
@@ -30,14 +30,30 @@ __device__ __forceinline__ double exp64_form(double x) {
   q = fma(q, r, 0.5);
   q = fma(q, r, 1.0);
   q = q * r;
-  const double t = __ldg(&kExp2Table[u & 63]);
+  const double t = table(u & 63);
   const double scale = __hiloint2double((int)((u >> 6) << 20), 0); /* 2^(K >> 6) */
   const double e = fma(t, q, t) * scale;
   if constexpr (HIGH) return x < REDUX_EXP_LOW ? 0.0 : x > REDUX_EXP_HIGH ? (double)INFINITY : e;
   else return x < REDUX_EXP_LOW ? 0.0 : e;
 }
 
-__device__ __forceinline__ double exp64(double x) { return exp64_form<true>(x); }
-__device__ __forceinline__ double exp64_nonpositive(double x) { return exp64_form<false>(x); }
+/* The table read from global memory (through the read-only cache). */
+struct exp_table_global {
+  __device__ __forceinline__ double operator()(unsigned j) const { return __ldg(&kExp2Table[j]); }
+};
+/* The table a block copied to shared memory (exp_table_shared::fill): its
+ * reads wait on no DRAM round trip after the row's. */
+struct exp_table_shared {
+  const double *t;
+  __device__ __forceinline__ double operator()(unsigned j) const { return t[j]; }
+  /* All threads of the block call it; the copy is visible after it. */
+  static __device__ __forceinline__ void fill(double *t) {
+    for (int j = threadIdx.x; j < 64; j += blockDim.x) t[j] = kExp2Table[j];
+    __syncthreads();
+  }
+};
+
+__device__ __forceinline__ double exp64(double x) { return exp64_form<true>(x, exp_table_global{}); }
+__device__ __forceinline__ double exp64_nonpositive(double x) { return exp64_form<false>(x, exp_table_global{}); }
 
 }  // namespace redux

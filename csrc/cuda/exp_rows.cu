@@ -9,7 +9,11 @@
  * ones from cache): the maximum, the fp64 sum of exp(x - m) with lane l
  * taking vectors l, l + WIDTH, ... in order (lane_fold_range) and the
  * lanes combined by the fixed shuffle / block tree, then the outputs. exp
- * is redux's own (exp64.cuh).
+ * is redux's own (exp64.cuh), its table copied to each block's shared
+ * memory while the first row loads. Where every row fills the lanes'
+ * registers exactly (rows of 1024 float32 a warp, 8192 a block), the
+ * outputs' kernel is straight-line code (row_cache's FULL). None of this
+ * changes an operation.
  */
 #include <math.h>
 
@@ -34,9 +38,9 @@ struct max_policy {
 
 /* exp(d) where d = x - shift: the softmax forms shift by the row's maximum,
  * so d <= 0 or NaN; logsumexp's shift may be 0 with an element at +inf. */
-template <redux_exp_op OP> __device__ __forceinline__ double exp_shifted(double d) {
-  if constexpr (OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX) return exp64_nonpositive(d);
-  else return exp64(d);
+template <redux_exp_op OP, typename Table> __device__ __forceinline__ double exp_shifted(double d, Table table) {
+  if constexpr (OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX) return exp64_form<false>(d, table);
+  else return exp64_form<true>(d, table);
 }
 
 /* A row's results from its maximum m, shift and sum s of exponentials:
@@ -72,18 +76,20 @@ template <redux_exp_op OP> __device__ __forceinline__ double output_factor(doubl
  * the parts write no row, so these load the next row once the exponentials
  * are summed and those loads are in flight while they finish this one. The
  * same arithmetic in the same order as exp_rows_kernel. */
-template <typename T, int WIDTH, redux_exp_op OP>
+template <typename T, int WIDTH, bool FULL, redux_exp_op OP>
 __global__ void __launch_bounds__(kBlock)
 exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_span span) {
   constexpr int VEC = vec_of<T>::value, GROUPS = kBlock / WIDTH;
   constexpr bool WRITES = OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX;
   constexpr bool KEEP = WRITES && sizeof(T) == 4;
+  constexpr bool KEEP_X = KEEP && OP == REDUX_EXP_LOG_SOFTMAX;
   constexpr bool PREFETCH = KEEP || !WRITES;  // this row's values are spent after its exponentials
   __shared__ float max_scratch[kBlock / 32], max_shared;
   __shared__ double sum_scratch[kBlock / 32], sum_shared;
+  __shared__ double table_copy[64];
   const int lane = threadIdx.x % WIDTH;
   const int64_t group = threadIdx.x / WIDTH, step = (int64_t)gridDim.x * GROUPS;
-  row_cache<T, WIDTH> cache;
+  row_cache<T, WIDTH, FULL> cache;
   auto fetch = [&](int64_t row0) {
     const int64_t row = row0 + group;
     const bool live = row < rows;
@@ -91,6 +97,8 @@ exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows,
   };
   int64_t row0 = (int64_t)blockIdx.x * GROUPS;
   if (PREFETCH && row0 < rows) fetch(row0);
+  exp_table_shared::fill(table_copy);
+  const exp_table_shared table{table_copy};
   for (; row0 < rows; row0 += step) {
     const int64_t row = row0 + group;
     if (!PREFETCH) fetch(row0);
@@ -99,11 +107,15 @@ exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows,
     m = group_reduce<max_policy, WIDTH>(m, max_scratch, &max_shared);
     const double shift = shift_of<OP>(m);
     double s = 0.0;
-    double kept[KEEP ? kCacheVecs : 1][KEEP ? VEC : 1];
+    /* a softmax keeps its exponentials, a log_softmax its values (x - m
+     * again from them is the same fp64 value) */
+    double kept[KEEP && !KEEP_X ? kCacheVecs : 1][KEEP && !KEEP_X ? VEC : 1];
+    T kept_x[KEEP_X ? kCacheVecs : 1][KEEP_X ? VEC : 1];
     const int count = cache.count;
     cache.each([&](int k, int e, T v) {
-      const double d = (double)to_float<T>(v) - shift, ex = exp_shifted<OP>(d);
-      if constexpr (KEEP) kept[k][e] = OP == REDUX_EXP_SOFTMAX ? ex : d;
+      const double d = (double)to_float<T>(v) - shift, ex = exp_shifted<OP>(d, table);
+      if constexpr (KEEP_X) kept_x[k][e] = v;
+      else if constexpr (KEEP) kept[k][e] = OP == REDUX_EXP_SOFTMAX ? ex : d;
       s += ex;
     });
     if (PREFETCH && row0 + step < rows) fetch(row0 + step);
@@ -116,15 +128,15 @@ exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows,
       T *yr = y + span.start(row);
 #pragma unroll
       for (int k = 0; k < kCacheVecs; ++k) {
-        if (k >= count) break;
+        if (!FULL && k >= count) break;
         T o[VEC];
 #pragma unroll
         for (int e = 0; e < VEC; ++e) {
-          if constexpr (KEEP) {
+          if constexpr (KEEP && !KEEP_X) {
             o[e] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? kept[k][e] * by : kept[k][e] - by);
           } else {
-            const double d = (double)to_float<T>(cache.v[k][e]) - shift;
-            o[e] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp_shifted<OP>(d) * by : d - by);
+            const double d = (double)to_float<T>(KEEP_X ? kept_x[k][e] : cache.v[k][e]) - shift;
+            o[e] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp_shifted<OP>(d, table) * by : d - by);
           }
         }
         store_vec16<T>(yr + cache.at(lane, k), o);
@@ -141,6 +153,9 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_sp
   constexpr int VEC = vec_of<T>::value;
   __shared__ float max_scratch[kBlock / 32], max_shared;
   __shared__ double sum_scratch[kBlock / 32], sum_shared;
+  __shared__ double table_copy[64];
+  exp_table_shared::fill(table_copy);
+  const exp_table_shared table{table_copy};
   for_each_row<WIDTH>(rows, [&](int64_t row, bool live, int lane) {
     const int64_t at = live ? span.start(row) : 0, n = live ? span.length(row) : 1;
     const T *xr = x + at;
@@ -153,7 +168,7 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_sp
     double s = 0.0;
     if (live)
       lane_fold_range<VEC, kExpUnroll, ALIGNED, false>(
-          xr, 0, n, lane, WIDTH, [&](T v) { s += exp_shifted<OP>((double)to_float<T>(v) - shift); });
+          xr, 0, n, lane, WIDTH, [&](T v) { s += exp_shifted<OP>((double)to_float<T>(v) - shift, table); });
     s = group_reduce<fp64_policy, WIDTH>(s, sum_scratch, &sum_shared);
     if (!live) return;
     if constexpr (OP == REDUX_EXP_PARTS || OP == REDUX_EXP_LOGSUMEXP) {
@@ -163,7 +178,7 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_sp
       T *yr = y + at;
       for (int64_t i = lane; i < n; i += WIDTH) {
         const double d = (double)to_float<T>(xr[i]) - shift;
-        yr[i] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp_shifted<OP>(d) * by : d - by);
+        yr[i] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp_shifted<OP>(d, table) * by : d - by);
       }
     }
   });
@@ -172,20 +187,44 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_sp
 /* Softmax (LOG false) or log_softmax of rows from their given maximum and
  * sum of exponentials (parts, as REDUX_EXP_PARTS lays them out): the first
  * kernel's last pass, element by element, so blocks split rows (blockIdx.x
- * over a row, blockIdx.y over rows) without changing a bit. */
-template <typename T, bool LOG>
+ * over a row, blockIdx.y over rows) without changing a bit. VECTORS: rows
+ * of whole 16-byte vectors at 16-byte aligned x and y, a thread taking
+ * kApplyVecs of them at once (their loads in flight together). */
+constexpr int kApplyVecs = 2;
+template <typename T, bool LOG, bool VECTORS>
 __global__ void __launch_bounds__(kBlock)
 exp_rows_apply_kernel(const T *__restrict__ x, const double *__restrict__ parts, T *__restrict__ y, int64_t rows,
                       int64_t n) {
+  constexpr int VEC = VECTORS ? vec_of<T>::value : 1, CHUNK = kApplyVecs * kBlock * VEC;
+  __shared__ double table_copy[64];
+  exp_table_shared::fill(table_copy);
+  const exp_table_shared table{table_copy};
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     const double m = parts[2 * row], s = parts[2 * row + 1];
     /* a maximum that is not finite: the row is all NaN, as exp_rows_kernel gives it */
     const double by = !isfinite(m) ? (double)NAN : LOG ? log(s) : 1.0 / s;
     const T *xr = x + row * n;
     T *yr = y + row * n;
-    for (int64_t i = (int64_t)blockIdx.x * kBlock + threadIdx.x; i < n; i += (int64_t)gridDim.x * kBlock) {
-      const double d = (double)to_float<T>(xr[i]) - m;
-      yr[i] = from_double<T>(LOG ? d - by : exp64(d) * by);
+    for (int64_t c = (int64_t)blockIdx.x * CHUNK; c < n; c += (int64_t)gridDim.x * CHUNK) {
+      T v[kApplyVecs][VEC];
+#pragma unroll
+      for (int k = 0; k < kApplyVecs; ++k) {
+        const int64_t i = c + ((int64_t)k * kBlock + threadIdx.x) * VEC;
+        if (i < n) load_vec<T, VEC, VECTORS, false>(xr + i, v[k]);
+      }
+#pragma unroll
+      for (int k = 0; k < kApplyVecs; ++k) {
+        const int64_t i = c + ((int64_t)k * kBlock + threadIdx.x) * VEC;
+        if (i >= n) break;
+        T o[VEC];
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          const double d = (double)to_float<T>(v[k][e]) - m;
+          o[e] = from_double<T>(LOG ? d - by : exp64_form<true>(d, table) * by);
+        }
+        if constexpr (VECTORS) store_vec16<T>(yr + i, o);
+        else yr[i] = o[0];
+      }
     }
   }
 }
@@ -216,11 +255,13 @@ exp_rows_backward_kernel(const T *__restrict__ g, const T *__restrict__ y, T *__
 template <typename T, int WIDTH, redux_exp_op OP>
 redux_status launch(const void *x, void *y, int64_t rows, row_span span, cudaStream_t stream) {
   const bool aligned = rows_aligned<T>(x, span.n);
-  const bool writes_rows = OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX;
+  constexpr bool writes_rows = OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX;
   const bool cached = row_cache_fits<T, WIDTH>(x, span) && (!writes_rows || (uintptr_t)y % 16 == 0);
-  auto kernel = cached    ? exp_rows_cached_kernel<T, WIDTH, OP>
+  auto kernel = cached    ? exp_rows_cached_kernel<T, WIDTH, false, OP>
                 : aligned ? exp_rows_kernel<T, WIDTH, true, OP>
                           : exp_rows_kernel<T, WIDTH, false, OP>;
+  if constexpr (writes_rows)  /* the outputs' kernels, where rows fill the cache: straight-line passes */
+    if (cached && row_cache_full<T, WIDTH>(span)) kernel = exp_rows_cached_kernel<T, WIDTH, true, OP>;
   const int g = grid_for(kernel, blocks_for_rows<WIDTH>(rows), 0);
   kernel<<<g, kBlock, 0, stream>>>(static_cast<const T *>(x), static_cast<T *>(y), rows, span);
   return launch_status();
@@ -289,10 +330,12 @@ redux_status launch_combine(bool lse, const double *parts, void *y, int64_t rows
 template <typename T>
 redux_status launch_apply(bool log_form, const void *x, const double *parts, void *y, int64_t rows, int64_t n,
                           cudaStream_t stream) {
-  constexpr int64_t kPerBlock = kBlock * 8;  /* elements a block takes at least: 8 a thread */
+  constexpr int64_t kPerBlock = kBlock * 16 / sizeof(T) * kApplyVecs;  /* a block's chunk of a row, vectors */
   const dim3 grid((unsigned)std::min<int64_t>((n + kPerBlock - 1) / kPerBlock, 4096),
                   (unsigned)std::min<int64_t>(rows, 65535));
-  auto kernel = log_form ? exp_rows_apply_kernel<T, true> : exp_rows_apply_kernel<T, false>;
+  const bool vectors = rows_aligned<T>(x, n) && (uintptr_t)y % 16 == 0;
+  auto kernel = vectors ? (log_form ? exp_rows_apply_kernel<T, true, true> : exp_rows_apply_kernel<T, false, true>)
+                        : (log_form ? exp_rows_apply_kernel<T, true, false> : exp_rows_apply_kernel<T, false, false>);
   kernel<<<grid, kBlock, 0, stream>>>(static_cast<const T *>(x), parts, static_cast<T *>(y), rows, n);
   return launch_status();
 }

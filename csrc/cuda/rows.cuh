@@ -104,24 +104,35 @@ template <typename T, int WIDTH> __host__ __forceinline__ bool row_cache_fits(co
   return rows_aligned<T>(x, span.n) && span.piece * (int64_t)sizeof(T) <= (int64_t)WIDTH * 16 * kCacheVecs;
 }
 
-template <typename T, int WIDTH> struct row_cache {
+/* Whether every kernel row of `span` fills the cache: each lane holds
+ * kCacheVecs vectors of every row (row_cache's FULL). */
+template <typename T, int WIDTH> __host__ __forceinline__ bool row_cache_full(row_span span) {
+  return span.n % span.piece == 0 && span.piece == (int64_t)WIDTH * vec_of<T>::value * kCacheVecs;
+}
+
+/* FULL: every row fills the cache (row_cache_full), so no lane tests its
+ * count and the passes are straight-line code; a row past the last is read
+ * from the row given (in bounds), its values unused. */
+template <typename T, int WIDTH, bool FULL = false> struct row_cache {
   static constexpr int VEC = vec_of<T>::value;
   T v[kCacheVecs][VEC];
-  int count = 0;  /* the vectors this lane holds */
+  int count = FULL ? kCacheVecs : 0;  /* the vectors this lane holds */
 
   __device__ __forceinline__ void load(const T *__restrict__ xr, int64_t n, int lane, bool live) {
-    const int64_t vecs = n / VEC;
-    const int64_t mine = live && lane < vecs ? (vecs - lane + WIDTH - 1) / WIDTH : 0;
-    count = mine < kCacheVecs ? (int)mine : kCacheVecs;
+    if constexpr (!FULL) {
+      const int64_t vecs = n / VEC;
+      const int64_t mine = live && lane < vecs ? (vecs - lane + WIDTH - 1) / WIDTH : 0;
+      count = mine < kCacheVecs ? (int)mine : kCacheVecs;
+    }
 #pragma unroll
     for (int k = 0; k < kCacheVecs; ++k)
-      if (k < count) load_vec<T, VEC, true, false>(xr + ((int64_t)k * WIDTH + lane) * VEC, v[k]);
+      if (FULL || k < count) load_vec<T, VEC, true, false>(xr + ((int64_t)k * WIDTH + lane) * VEC, v[k]);
   }
   /* f(k, e, element) for element e of vector k, in order. */
   template <typename F> __device__ __forceinline__ void each(F &&f) const {
 #pragma unroll
     for (int k = 0; k < kCacheVecs; ++k)
-      if (k < count)
+      if (FULL || k < count)
 #pragma unroll
         for (int e = 0; e < VEC; ++e) f(k, e, v[k][e]);
   }
