@@ -70,20 +70,44 @@ template <redux_exp_op OP> __device__ __forceinline__ double output_factor(doubl
   return OP == REDUX_EXP_SOFTMAX ? 1.0 / s : log(s);
 }
 
+/* What a cached row keeps of its exponentials' pass for its outputs, which
+ * the next row's loads take the cache from: a float32 softmax its
+ * exponentials, a float32 log_softmax its values (x - m again from them is
+ * the same fp64 value); other rows load their next row only after these
+ * outputs, so they keep nothing and read the cache. */
+template <typename T, redux_exp_op OP> struct row_keep {
+  static constexpr int VEC = vec_of<T>::value;
+  static constexpr bool EXPS = OP == REDUX_EXP_SOFTMAX && sizeof(T) == 4;
+  static constexpr bool VALUES = OP == REDUX_EXP_LOG_SOFTMAX && sizeof(T) == 4;
+  static constexpr bool ANY = EXPS || VALUES;
+  double exps[EXPS ? kCacheVecs : 1][EXPS ? VEC : 1];
+  T values[VALUES ? kCacheVecs : 1][VALUES ? VEC : 1];
+
+  __device__ __forceinline__ void keep(int k, int e, T v, double ex) {
+    if constexpr (EXPS) exps[k][e] = ex;
+    if constexpr (VALUES) values[k][e] = v;
+  }
+  /* Element e of vector k's output; `cached` is that element in the cache. */
+  template <typename Table>
+  __device__ __forceinline__ T output(int k, int e, T cached, double shift, double by, Table table) const {
+    if constexpr (EXPS) return from_double<T>(exps[k][e] * by);
+    const double d = (double)to_float<T>(VALUES ? values[k][e] : cached) - shift;
+    return from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp_shifted<OP>(d, table) * by : d - by);
+  }
+};
+
 /* Rows read once into registers (row_cache, 16-byte aligned rows of whole
- * vectors): the maximum and the sum from there. A float32 softmax keeps its
- * exponentials (log_softmax its x - m) for the outputs, and logsumexp and
- * the parts write no row, so these load the next row once the exponentials
- * are summed and those loads are in flight while they finish this one. The
- * same arithmetic in the same order as exp_rows_kernel. */
+ * vectors): the maximum and the sum from there. Rows that keep what their
+ * outputs need (row_keep), and logsumexp and the parts, which write no
+ * row, load the next row once the exponentials are summed, and those
+ * loads are in flight while they finish this one. The same arithmetic in
+ * the same order as exp_rows_kernel. */
 template <typename T, int WIDTH, bool FULL, redux_exp_op OP>
 __global__ void __launch_bounds__(kBlock)
 exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_span span) {
   constexpr int VEC = vec_of<T>::value, GROUPS = kBlock / WIDTH;
   constexpr bool WRITES = OP == REDUX_EXP_SOFTMAX || OP == REDUX_EXP_LOG_SOFTMAX;
-  constexpr bool KEEP = WRITES && sizeof(T) == 4;
-  constexpr bool KEEP_X = KEEP && OP == REDUX_EXP_LOG_SOFTMAX;
-  constexpr bool PREFETCH = KEEP || !WRITES;  // this row's values are spent after its exponentials
+  constexpr bool PREFETCH = row_keep<T, OP>::ANY || !WRITES;  // this row's values are spent after its exponentials
   __shared__ float max_scratch[kBlock / 32], max_shared;
   __shared__ double sum_scratch[kBlock / 32], sum_shared;
   __shared__ double table_copy[64];
@@ -107,15 +131,11 @@ exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows,
     m = group_reduce<max_policy, WIDTH>(m, max_scratch, &max_shared);
     const double shift = shift_of<OP>(m);
     double s = 0.0;
-    /* a softmax keeps its exponentials, a log_softmax its values (x - m
-     * again from them is the same fp64 value) */
-    double kept[KEEP && !KEEP_X ? kCacheVecs : 1][KEEP && !KEEP_X ? VEC : 1];
-    T kept_x[KEEP_X ? kCacheVecs : 1][KEEP_X ? VEC : 1];
+    row_keep<T, OP> kept;
     const int count = cache.count;
     cache.each([&](int k, int e, T v) {
-      const double d = (double)to_float<T>(v) - shift, ex = exp_shifted<OP>(d, table);
-      if constexpr (KEEP_X) kept_x[k][e] = v;
-      else if constexpr (KEEP) kept[k][e] = OP == REDUX_EXP_SOFTMAX ? ex : d;
+      const double ex = exp_shifted<OP>((double)to_float<T>(v) - shift, table);
+      kept.keep(k, e, v, ex);
       s += ex;
     });
     if (PREFETCH && row0 + step < rows) fetch(row0 + step);
@@ -131,14 +151,7 @@ exp_rows_cached_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows,
         if (!FULL && k >= count) break;
         T o[VEC];
 #pragma unroll
-        for (int e = 0; e < VEC; ++e) {
-          if constexpr (KEEP && !KEEP_X) {
-            o[e] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? kept[k][e] * by : kept[k][e] - by);
-          } else {
-            const double d = (double)to_float<T>(KEEP_X ? kept_x[k][e] : cache.v[k][e]) - shift;
-            o[e] = from_double<T>(OP == REDUX_EXP_SOFTMAX ? exp_shifted<OP>(d, table) * by : d - by);
-          }
-        }
+        for (int e = 0; e < VEC; ++e) o[e] = kept.output(k, e, cache.v[k][e], shift, by, table);
         store_vec16<T>(yr + cache.at(lane, k), o);
       }
     }
