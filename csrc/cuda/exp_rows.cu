@@ -204,11 +204,15 @@ exp_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, row_sp
  * of whole 16-byte vectors at 16-byte aligned x and y, a thread taking
  * kApplyVecs of them at once (their loads in flight together). */
 constexpr int kApplyVecs = 2;
+/* The elements of a row a block of the last pass takes at once. */
+template <typename T, bool VECTORS> __host__ __device__ constexpr int apply_chunk() {
+  return kApplyVecs * kBlock * (VECTORS ? vec_of<T>::value : 1);
+}
 template <typename T, bool LOG, bool VECTORS>
 __global__ void __launch_bounds__(kBlock)
 exp_rows_apply_kernel(const T *__restrict__ x, const double *__restrict__ parts, T *__restrict__ y, int64_t rows,
                       int64_t n) {
-  constexpr int VEC = VECTORS ? vec_of<T>::value : 1, CHUNK = kApplyVecs * kBlock * VEC;
+  constexpr int VEC = VECTORS ? vec_of<T>::value : 1, CHUNK = apply_chunk<T, VECTORS>();
   __shared__ double table_copy[64];
   exp_table_shared::fill(table_copy);
   const exp_table_shared table{table_copy};
@@ -343,7 +347,7 @@ redux_status launch_combine(bool lse, const double *parts, void *y, int64_t rows
 template <typename T>
 redux_status launch_apply(bool log_form, const void *x, const double *parts, void *y, int64_t rows, int64_t n,
                           cudaStream_t stream) {
-  constexpr int64_t kPerBlock = kBlock * 16 / sizeof(T) * kApplyVecs;  /* a block's chunk of a row, vectors */
+  constexpr int64_t kPerBlock = apply_chunk<T, true>();  /* either kernel: sized for the vectors' chunk */
   const dim3 grid((unsigned)std::min<int64_t>((n + kPerBlock - 1) / kPerBlock, 4096),
                   (unsigned)std::min<int64_t>(rows, 65535));
   const bool vectors = rows_aligned<T>(x, n) && (uintptr_t)y % 16 == 0;
