@@ -33,8 +33,10 @@ PAIRS = [(torch.float32, None), (torch.float64, None), (torch.float16, None), (t
          (torch.int64, None), (torch.float16, torch.float32), (torch.bfloat16, torch.float32),
          (torch.float32, torch.float64)]
 
-# Row lengths around the warp-per-row limit (4096 bytes) for the row kernels.
-ROW_LENGTHS = (1, 33, 1024, 1025, 2049, 5000)
+# Row lengths around the warp-per-row limit (4096 bytes) for the row kernels,
+# and those that fill the lanes' registers exactly (the straight-line
+# exponential rows: 1024 and 8192 float32, 2048 and 16384 16-bit).
+ROW_LENGTHS = (1, 33, 1024, 1025, 2048, 2049, 5000, 8192, 16384)
 
 
 def check_row_kernels():
@@ -62,7 +64,8 @@ def check_row_kernels():
                     assert torch.equal(torch.ops.redux._exp_rows_apply(x, parts, op), torch.ops.redux._exp_rows(x, op))
                 rows.append(x[1])
                 count += 7
-        for shape in ((5000, 256), (600, 4096)):  # more rows than the grid: groups loop, loading ahead
+        # more rows than the grid: groups loop, loading ahead (6300 of 1024: the straight-line float32 rows)
+        for shape in ((5000, 256), (600, 4096), (6300, 1024)):
             many = random_tensor(shape, dtype, "cuda", seed=shape[0])
             tol = 1e-6 if dtype == torch.float32 else 1e-2
             for op in ("softmax", "log_softmax"):
