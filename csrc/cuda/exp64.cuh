@@ -54,6 +54,5 @@ struct exp_table_shared {
 };
 
 __device__ __forceinline__ double exp64(double x) { return exp64_form<true>(x, exp_table_global{}); }
-__device__ __forceinline__ double exp64_nonpositive(double x) { return exp64_form<false>(x, exp_table_global{}); }
 
 }  // namespace redux
