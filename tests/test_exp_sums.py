@@ -59,10 +59,28 @@ def test_edge_values_give_torchs_answers(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_an_empty_dim_list_reduces_every_dim(device):
+    """dim=[] is every dim, as torch.amax reads it and torch.logsumexp does
+    with keepdim (without keepdim torch.logsumexp raises a shape error of
+    its own making; docs/design.md, where the results differ from torch's)."""
+    x = random_tensor((5, 7, 3), torch.float32, device, seed=8)
+    whole = torch.ops.redux.logsumexp(x.flatten(), [0])
+    torch.testing.assert_close(torch.ops.redux.logsumexp(x, []), whole)
+    kept = torch.ops.redux.logsumexp(x, [], True)
+    assert kept.shape == (1, 1, 1) == torch.logsumexp(x, [], True).shape
+    assert torch.equal(kept.flatten()[0], torch.ops.redux.logsumexp(x, []))
+    torch.testing.assert_close(kept, torch.logsumexp(x, [], True))
+    scalar = x[0, 0, 0]
+    assert torch.equal(torch.ops.redux.logsumexp(scalar, []), torch.logsumexp(scalar, []))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_bad_inputs_raise_errors_naming_the_argument(device):
     x = random_tensor((3, 4), torch.float32, device, seed=1)
     with pytest.raises(RuntimeError, match="redux.softmax: argument 'self' has dtype"):
         torch.ops.redux.softmax(x.long(), 1)
+    with pytest.raises(RuntimeError, match="redux.log_softmax: argument 'self' has dtype"):
+        torch.ops.redux.log_softmax(x[:0].long(), 1)  # empty too (torch does not check an empty one)
     with pytest.raises(RuntimeError, match="redux.log_softmax: argument 'self' is complex"):
         torch.ops.redux.log_softmax(torch.complex(x, x), 1)
     with pytest.raises(RuntimeError, match="redux.logsumexp: argument 'self' is complex"):

@@ -71,6 +71,41 @@ def test_edge_values_give_torchs_answers(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_an_empty_reduction_is_nan_whatever_the_correction(device):
+    """torch makes the variance of no elements NaN even where N - correction
+    is positive (a negative correction), and so does redux."""
+    x = random_tensor((3, 4, 5), torch.float32, device, seed=6)
+    inputs = {"last dim": (x[:, :, :0], [2]), "middle dim": (x[:, :0, :], [1]), "first dim": (x[:0], [0]),
+              "all": (x[:0], None), "strided": (x.transpose(0, 2)[:, :0], [1])}
+    for what, (t, dim) in inputs.items():
+        for correction in (-2, -0.5, 0, 1, None):
+            for dtype in (torch.float32, torch.float64, torch.bfloat16):
+                u = t.to(dtype)
+                want_var, want_mean = torch.var_mean(u, dim, correction=correction)
+                var, mean = torch.ops.redux.var_mean(u, dim, correction=correction)
+                std = torch.ops.redux.std(u, dim, correction=correction, keepdim=True)
+                assert want_var.isnan().all() and var.shape == want_var.shape, (what, correction, dtype)
+                torch.testing.assert_close(var, want_var, equal_nan=True, msg=f"var_mean of {what}")
+                torch.testing.assert_close(mean, want_mean, equal_nan=True, msg=f"mean of {what}")
+                torch.testing.assert_close(std, torch.std(u, dim, correction=correction, keepdim=True),
+                                           equal_nan=True, msg=f"std of {what}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_var_means_mean_of_an_infinite_row_is_torch_means(device):
+    """torch.var_mean's mean of a row holding inf is NaN (its running mean
+    takes inf - inf); redux's is the row's mean, torch.mean's inf
+    (docs/design.md, where the results differ from torch's)."""
+    x = random_tensor((4, 9), torch.float32, device, seed=7)
+    x[1, 3], x[2, 0] = float("inf"), float("-inf")
+    var, mean = torch.ops.redux.var_mean(x, [1])
+    assert same(mean, torch.ops.redux.mean(x, [1]))
+    torch.testing.assert_close(mean, torch.mean(x, 1))
+    assert mean[1].item() == float("inf") and mean[2].item() == float("-inf")
+    torch.testing.assert_close(var, torch.var(x, 1), equal_nan=True)  # inf - inf: NaN in both
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_complex_is_the_variance_of_both_parts(device):
     x = torch.complex(random_tensor((5, 300), torch.float32, device, seed=4),
                       random_tensor((5, 300), torch.float32, device, seed=5))

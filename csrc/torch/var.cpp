@@ -48,10 +48,11 @@ std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tenso
   const std::vector<int64_t> reduced = reduced_dims(op, self, dim);
   c10::SymInt count = 1;
   for (int64_t d : reduced) count = count * self.sym_size(d);
-  // torch's divisor: max(0, N - correction), correction 1 by default. N as a
-  // number: under torch.compile this specializes on it.
+  // torch's divisor: max(0, N - correction), correction 1 by default; 0 for
+  // an empty reduction, whose variance torch makes NaN whatever the
+  // correction. N as a number: under torch.compile this specializes on it.
   const double n = (double)count.guard_int(__FILE__, __LINE__);
-  const double divisor = std::max(0.0, n - correction.value_or(at::Scalar(1)).toDouble());
+  const double divisor = n == 0 ? 0.0 : std::max(0.0, n - correction.value_or(at::Scalar(1)).toDouble());
   if (takes_row_op(self, reduced)) {
     const auto [var, mean] = moment_rows_op().call(as_rows(self, reduced), divisor, want_sqrt, std::nullopt);
     return {reduced_shape(var, reduced, keepdim), reduced_shape(mean, reduced, keepdim)};
