@@ -294,10 +294,33 @@ def _statistic(op, kernel, upcast=tuple(_HALF_COMPLEX)):
     return run
 
 
+def _empty_as_torch(op, x, *args):
+    """op's empty result for an empty x of a dtype torch's kernel has no
+    loop for: torch reaches no loop there, so it refuses no dtype (its dim
+    checks stand: op runs on a float32 stand-in)."""
+    return op(torch.empty(x.shape, device=x.device), *args).to(x.dtype)
+
+
 def _softmax(kernel, op, x, dim, half_to_float):
     """aten::_softmax / _log_softmax: redux's op (half_to_float: a float32 result)."""
+    if x.numel() == 0 and not half_to_float and x.dtype not in _FLOATS:
+        return _empty_as_torch(op, x, dim)
     _torch_kernel_dtypes(kernel, x)
     return op(x, dim, torch.float32 if half_to_float else None)
+
+
+def _extreme(op):
+    """amax / amin on redux: exact in any order, and redux's bits are
+    order-free too (-0 below +0, one NaN); dtypes torch has no loop for get
+    NotImplementedError, as torch's, but for an empty input."""
+    def run(x, dim=(), keepdim=False):
+        try:
+            return op(x, dim, keepdim)
+        except NotImplementedError:
+            if x.numel() != 0:
+                raise
+            return _empty_as_torch(op, x, dim, keepdim)
+    return run
 
 
 def _takes_row_kernel(x, dims):
@@ -579,10 +602,8 @@ _COMPOSITES = {
     "_foreach_norm.Scalar": lambda tensors, ord=2, dtype=None: _foreach_norm(tensors, ord, dtype),
     "native_layer_norm": _layer_norm,
     "native_layer_norm_backward": _layer_norm_backward,
-    # exact in any order; redux's bits are order-free too (-0 below +0, one NaN); the dtypes
-    # torch has no loop for get NotImplementedError, as torch's
-    "amax": lambda x, dim=(), keepdim=False: torch.ops.redux.amax(x, dim, keepdim),
-    "amin": lambda x, dim=(), keepdim=False: torch.ops.redux.amin(x, dim, keepdim),
+    "amax": _extreme(torch.ops.redux.amax),
+    "amin": _extreme(torch.ops.redux.amin),
     # F.rms_norm's (on the CPU, torch composes it from aten ops; the switch's kernel takes its place there too)
     "_fused_rms_norm": _rms_norm,
     "_fused_rms_norm_backward": _rms_norm_backward,

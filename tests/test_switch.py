@@ -88,6 +88,25 @@ def test_out_forms_and_the_sum_inside_logsumexp_route_to_redux(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_a_complex_mean_is_the_means_of_its_parts(device):
+    """The switch's complex mean is the real and imaginary parts' means, so
+    an infinite part stays infinite beside a finite one; torch divides by a
+    complex count and gives NaN there (docs/design.md, where the results
+    differ from torch's)."""
+    z = torch.complex(random_tensor((3, 8), torch.float32, device, seed=9),
+                      random_tensor((3, 8), torch.float32, device, seed=10))
+    z[1, 2] = complex(float("inf"), 1.0)
+    want = torch.complex(z.real.mean(1), z.imag.mean(1))
+    with redux.enabled():
+        got = z.mean(1)
+    assert got[1].real.item() == float("inf") and torch.isfinite(got[1].imag)
+    torch.testing.assert_close(got.real, want.real)
+    torch.testing.assert_close(got.imag, want.imag)
+    if device == "cpu":  # torch's own answer, as measured on the CPU
+        assert torch.isnan(z.mean(1)[1].imag)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_what_redux_lacks_falls_back_and_torchs_errors_stay(device):
     z = torch.randn(4, 6, dtype=torch.complex64, device=device) + 2
     i = torch.randint(-9, 9, (4, 6), dtype=torch.int32, device=device)
@@ -788,6 +807,25 @@ def test_amax_and_amin_run_on_redux_with_torchs_answers(device):
             x.amax(3)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_empty_inputs_of_dtypes_torch_has_no_loop_for_are_answered_as_torch(device):
+    """torch reaches no loop for an empty input, so it refuses no dtype
+    there (amax of complex, softmax of integers); neither does the switch.
+    Its dim checks still stand."""
+    c = torch.zeros(2, 0, 3, dtype=torch.complex64, device=device)
+    i = torch.zeros(0, 4, dtype=torch.int64, device=device)
+    calls = [lambda: c.amax(2), lambda: torch.amin(c, (0, 2), keepdim=True), lambda: torch.softmax(i, 1),
+             lambda: torch.log_softmax(i.bool(), 0), lambda: torch.softmax(c, -1)]
+    want = [call() for call in calls]
+    with redux.enabled():
+        for call, expected in zip(calls, want):
+            got = call()
+            assert got.shape == expected.shape and got.dtype == expected.dtype and got.device == expected.device
+        for bad in (lambda: c.amax(1), lambda: c.amax(3), lambda: torch.softmax(i, 2)):
+            with pytest.raises(IndexError):
+                bad()
+
+
 # arguments of each op with a C++ kernel (redux._C.routed_in_cpp()): those
 # its fast path takes (redux's dtypes) and those it hands to the switch's
 # Python kernel; (positional, keyword) pairs
@@ -822,8 +860,9 @@ def _routed_in_cpp_arguments(device):
         "_softmax_backward_data": [((x, y, 0, torch.float32), {}), ((x.double(), y.double(), -1, torch.float64), {}),
                                    ((x.half(), y, -1, torch.float32), {})],
         "_log_softmax_backward_data": [((x, y, 1, torch.float32), {})],
-        "amax": [],  # every call is redux's op's, its errors too
-        "amin": [],
+        # every call is redux's op's, its errors too, but an empty input's (torch refuses no dtype there)
+        "amax": [((c[:0], [1]), {})],
+        "amin": [((x[:, :0], [0]), {})],
         "linalg_vector_norm": [((c,), {}), ((c, 1, [0]), {})],
     }
     return fast, python

@@ -119,9 +119,11 @@ bool exp_rows_backward(Stack &s, int64_t op) {
 }
 
 // aten::amax / amin(self, dim, keepdim): redux::amax / amin, every call
-// (the switch's kernel hands each one to it, errors included).
+// but those of an empty input (the switch's kernel hands the others to it,
+// errors included; an empty one of a dtype torch has no loop for, it answers).
 bool extreme_of(Stack &s, redux_extreme which) {
   const auto args = torch::jit::last(s, 3);
+  if (args[0].toTensor().numel() == 0) return false;
   const c10::DimVector dim = args[1].toDimVector();
   answer(s, 3, extreme_op(which).call(args[0].toTensor(), dim, args[2].toBool()));
   return true;
