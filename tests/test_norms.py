@@ -119,6 +119,18 @@ def test_gradients_and_torch_integration(device):
     zero = torch.zeros(4, dtype=torch.float64, device=device, requires_grad=True)
     torch.ops.redux.vector_norm(zero, 2).backward()
     assert torch.equal(zero.grad, torch.zeros_like(zero))  # torch's subgradient at 0, not nan
+    # below ord 1 the slope of |x|^ord is infinite at 0: torch's gradient there is 0, and the others' its own
+    with_zeros = random_tensor((3, 8), torch.float64, device, seed=5)
+    with_zeros[0, 2], with_zeros[1, 0], with_zeros[2] = 0.0, -0.0, 0.0
+    for ord in (0.5, 0.25, -1.5, -2):
+        for dtype in (torch.float64, torch.float32):
+            grads = []
+            for norm in (torch.ops.redux.vector_norm, torch.linalg.vector_norm):
+                t = with_zeros.detach().clone().to(dtype).requires_grad_()
+                norm(t, ord, [1]).sum().backward()
+                grads.append(t.grad)
+            assert not grads[0].isnan().any(), (ord, dtype)
+            torch.testing.assert_close(grads[0], grads[1], msg=f"ord {ord}, {dtype}")
     y = random_tensor((6, 40), torch.float32, device, seed=4)
     torch.library.opcheck(torch.ops.redux.vector_norm.default, (y, 2, [1], True))
     torch.library.opcheck(torch.ops.redux.vector_norm.default, (y, math.inf))

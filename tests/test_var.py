@@ -92,6 +92,40 @@ def test_an_empty_reduction_is_nan_whatever_the_correction(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_std_of_a_constant_row_has_torchs_zero_gradient(device):
+    """sqrt's slope is infinite at 0; torch's std backward gives 0 where the
+    std is 0, and so does redux's (not the nan of inf times 0)."""
+    x = random_tensor((4, 6, 5), torch.float64, device, seed=11)
+    x[:, :, 3] = -1.0  # constant columns along dim 1
+    x[1] = 2.5  # constant rows along dims 1 and 2
+    for dtype in (torch.float64, torch.float32):
+        for dim in ([1], [2], [1, 2]):
+            grads = []
+            for std in (torch.ops.redux.std, torch.std):
+                t = x.detach().clone().to(dtype).requires_grad_()
+                out = std(t, dim, correction=0)
+                assert (out == 0).any(), dim
+                out.sum().backward()
+                grads.append(t.grad)
+            assert not grads[0].isnan().any(), (dtype, dim)
+            torch.testing.assert_close(grads[0], grads[1], msg=f"{dtype}, dim {dim}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_var_with_no_degrees_of_freedom_has_a_nan_gradient(device):
+    """Where N - correction <= 0 the variance is inf or NaN (torch warns);
+    redux's gradient there is NaN, torch's formula divides by N - correction
+    unclamped (docs/design.md, where the results differ from torch's)."""
+    x = random_tensor((3, 2), torch.float64, device, seed=12).requires_grad_()
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        want = torch.var(x, 1, correction=3)
+    got = torch.ops.redux.var(x, [1], correction=3)
+    torch.testing.assert_close(got, want)
+    got.sum().backward()
+    assert x.grad.isnan().all()
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_var_means_mean_of_an_infinite_row_is_torch_means(device):
     """torch.var_mean's mean of a row holding inf is NaN (its running mean
     takes inf - inf); redux's is the row's mean, torch.mean's inf

@@ -35,15 +35,6 @@ bool norm_reads(at::ScalarType t) {
   return (at::isFloatingType(t) && to_redux(t).has_value()) || t == at::kComplexFloat || t == at::kComplexDouble;
 }
 
-// A root that is 0 where its argument is 0, with a zero gradient there (as
-// torch's norm backward), not the nan of the root's infinite slope times 0.
-at::Tensor root_at_zero(const at::Tensor &sum, double exponent) {
-  const at::Tensor zero = sum.eq(0);
-  const at::Tensor safe = at::where(zero, at::ones_like(sum), sum);
-  const at::Tensor root = exponent == 0.5 ? safe.sqrt() : pow_each_op().call(safe, exponent);
-  return at::where(zero, at::zeros_like(sum), root);
-}
-
 using SumSquaresRows = at::Tensor(const at::Tensor &, double, bool, std::optional<at::ScalarType>);
 
 // The largest (or, `largest` false, the smallest) |x| over the reduced dims.
@@ -118,11 +109,14 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
   } else if (p == 1) {
     norm = sum_op().call(magnitude, dim, keepdim, std::nullopt);
   } else if (p == 2) {
-    norm = root_at_zero(sum_op().call(magnitude.mul(magnitude), dim, keepdim, std::nullopt), 0.5);
-  } else if (p > 0) {
-    norm = root_at_zero(sum_op().call(pow_each_op().call(magnitude, p), dim, keepdim, std::nullopt), 1.0 / p);
-  } else {  // |0|^p is inf, the sum inf and its root 0, as torch's
-    norm = pow_each_op().call(sum_op().call(pow_each_op().call(magnitude, p), dim, keepdim, std::nullopt), 1.0 / p);
+    norm = power_at_zero(sum_op().call(magnitude.mul(magnitude), dim, keepdim, std::nullopt), 0.5);
+  } else {
+    // below p = 1 the slope of |x|^p is infinite at 0, where torch's gradient is 0
+    const at::Tensor powers =
+        p < 1 && gradient_recorded(x) ? power_at_zero(magnitude, p) : pow_each_op().call(magnitude, p);
+    const at::Tensor sum = sum_op().call(powers, dim, keepdim, std::nullopt);
+    // p < 0: |0|^p is inf, the sum inf and its root 0, as torch's
+    norm = p > 0 ? power_at_zero(sum, 1.0 / p) : pow_each_op().call(sum, 1.0 / p);
   }
   return norm.to(out);
 }

@@ -14,6 +14,7 @@
 #include <torch/library.h>
 
 #include <atomic>
+#include <limits>
 #include <string>
 
 #include "autograd_node.h"
@@ -27,6 +28,13 @@ const c10::TypedOperatorHandle<PowEachFn> &pow_each_op() {
   static const auto handle =
       c10::Dispatcher::singleton().findSchemaOrThrow("redux::_pow_each", "").typed<PowEachFn>();
   return handle;
+}
+
+at::Tensor power_at_zero(const at::Tensor &x, double exponent) {
+  const at::Tensor zero = x.eq(0);
+  const at::Tensor safe = at::where(zero, at::ones_like(x), x);
+  const at::Tensor power = exponent == 0.5 ? safe.sqrt() : pow_each_op().call(safe, exponent);
+  return at::where(zero, at::full_like(x, exponent > 0 ? 0.0 : std::numeric_limits<double>::infinity()), power);
 }
 
 namespace {

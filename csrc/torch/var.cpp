@@ -23,6 +23,7 @@
 
 #include "centered_cols.h"
 #include "plan.h"
+#include "powers.h"
 #include "row_kernels.h"
 
 namespace redux_shim {
@@ -71,7 +72,7 @@ std::tuple<at::Tensor, at::Tensor> real_var_mean(const char *op, const at::Tenso
                                  ? sum_of_op().call(deviation, dim, keepdim, "square", wide, 0)
                                  : sum_op().call(deviation.mul(deviation), dim, keepdim, std::nullopt);
   at::Tensor var = squares.div(divisor);
-  if (want_sqrt) var = var.sqrt();
+  if (want_sqrt) var = power_at_zero(var, 0.5);  // torch's std gradient where std is 0: 0
   const at::Tensor m = keepdim ? mean : mean.squeeze(reduced);
   return {var.to(out), m.to(out)};
 }
@@ -88,7 +89,7 @@ std::tuple<at::Tensor, at::Tensor> var_mean_of(const char *op, const at::Tensor 
     const auto [var_re, mean_re] = real_var_mean(op, at::real(self), dim, correction, keepdim, false, want_mean);
     const auto [var_im, mean_im] = real_var_mean(op, at::imag(self), dim, correction, keepdim, false, want_mean);
     const at::Tensor var = var_re.add(var_im);
-    return {want_sqrt ? var.sqrt() : var, want_mean ? at::complex(mean_re, mean_im) : at::Tensor()};
+    return {want_sqrt ? power_at_zero(var, 0.5) : var, want_mean ? at::complex(mean_re, mean_im) : at::Tensor()};
   }
   const at::ScalarType t = self.scalar_type();
   TORCH_CHECK(at::isFloatingType(t) && to_redux(t).has_value(), op, ": argument 'self' has dtype ", t,
