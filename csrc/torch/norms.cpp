@@ -98,7 +98,8 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
   const at::ScalarType wide = mean_sum_dtype(out);
   if ((p == 1 || p == 2) && !x.is_complex() && !gradient_recorded(x)) {  // one read, no wide copy
     const at::Tensor sum = sum_of_op().call(x, dim, keepdim, p == 1 ? "abs" : "square", wide, 0);
-    return (p == 1 ? sum : sum.sqrt()).to(out);
+    // the root by _pow_each: torch's CPU sqrt is not always correctly rounded, and Inductor's differs
+    return (p == 1 ? sum : pow_each_op().call(sum, 0.5)).to(out);
   }
   const at::Tensor magnitude = (x.is_complex() ? x.to(at::toComplexType(wide)) : x.to(wide)).abs();
   at::Tensor norm;

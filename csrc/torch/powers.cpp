@@ -33,7 +33,7 @@ const c10::TypedOperatorHandle<PowEachFn> &pow_each_op() {
 at::Tensor power_at_zero(const at::Tensor &x, double exponent) {
   const at::Tensor zero = x.eq(0);
   const at::Tensor safe = at::where(zero, at::ones_like(x), x);
-  const at::Tensor power = exponent == 0.5 ? safe.sqrt() : pow_each_op().call(safe, exponent);
+  const at::Tensor power = pow_each_op().call(safe, exponent);
   return at::where(zero, at::full_like(x, exponent > 0 ? 0.0 : std::numeric_limits<double>::infinity()), power);
 }
 

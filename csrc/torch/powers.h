@@ -14,9 +14,10 @@ namespace redux_shim {
 using PowEachFn = at::Tensor(const at::Tensor &, double);
 const c10::TypedOperatorHandle<PowEachFn> &pow_each_op();
 
-// x^p for x >= 0 (x^0.5 by sqrt), with a zero gradient where x is 0, as
-// torch's norm and std backward give there: not the nan of an infinite
-// slope (p < 1) times a zero one.
+// x^p for x >= 0 by redux::_pow_each (x^0.5 a correctly rounded sqrt, and
+// opaque to torch.compile), with a zero gradient where x is 0, as torch's
+// norm and std backward give there: not the nan of an infinite slope
+// (p < 1) times a zero one.
 at::Tensor power_at_zero(const at::Tensor &x, double exponent);
 
 }  // namespace redux_shim
