@@ -672,7 +672,8 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 def _register_dtensor_rules():
     """DTensor sharding rules of redux.sum and of redux::_sum_of (a sum of
     |x| or x * x, which adds over shards as a sum does): torch.sum's
-    placements."""
+    placements; of redux::_pow_each (element by element, the same bits at
+    every place): its input's."""
     try:
         from torch.distributed.tensor import Partial, Replicate, Shard
         from torch.distributed.tensor.experimental import register_sharding
@@ -699,6 +700,10 @@ def _register_dtensor_rules():
     @register_sharding(torch.ops.redux._sum_of.default)
     def _sum_of_rule(x, dim=None, keepdim=False, of="square", dtype=None, grid=0):
         return placements(x, dim, keepdim)
+
+    @register_sharding(torch.ops.redux._pow_each.default)
+    def _pow_each_rule(x, exponent):
+        return [([Replicate()], [Replicate(), None])] + [([Shard(d)], [Shard(d), None]) for d in range(len(x.shape))]
 
     # register_sharding keys its cache on int arguments only, and dim is
     # int[]?: without this, a call reuses the placements of an earlier call
