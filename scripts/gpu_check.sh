@@ -17,6 +17,8 @@
 #                          test_exp_rows test_exp_sums test_extremes test_mean
 #                          test_moment_rows test_norms test_opinfo test_sum_of test_var
 #                  rest    every other file
+#                NAME+NAME... runs those slices in one pytest (fewer idle workers at
+#                the end of each).
 #                PYTEST_ARGS are passed on, split as the shell splits words, quotes
 #                kept (e.g. "-n 15" with pytest-xdist, or "-m 'compile or not compile'");
 #                the script passes -q itself (one more hides pytest's summary line).
@@ -74,8 +76,10 @@ declare -A SLICES=(
   [multi]="test_distributed"
   [ops]="test_batching test_centered_cols test_exp_rows test_exp_sums test_extremes test_mean test_moment_rows test_norms test_opinfo test_sum_of test_var"
 )
-slice_files() {  # the test files of slice $1, one per line
-  if [[ $1 == rest ]]; then
+slice_files() {  # the test files of slice $1 (NAME or NAME+NAME...), one per line
+  if [[ $1 == *+* ]]; then
+    local part; for part in ${1//+/ }; do slice_files "$part" || return 1; done
+  elif [[ $1 == rest ]]; then
     local named=" test_archs ${SLICES[*]} " f
     for f in tests/test_*.py; do f=$(basename "$f" .py); [[ $named == *" $f "* ]] || echo "tests/$f.py"; done
   elif [[ -n ${SLICES[$1]:-} ]]; then

@@ -215,6 +215,18 @@ def test_gpu_check_says_which_pytest_the_budget_stopped_or_left_out(tmp_path):
     assert (tmp_path / "pytest_switch.log").exists() and not (tmp_path / "pytest_core.log").exists()
 
 
+def test_gpu_check_joins_slices_named_with_a_plus_into_one_pytest(tmp_path):
+    """SLICE="core+switch": one pytest over both slices' files, logged as
+    pytest_core+switch.log; a part that names no slice is refused."""
+    run = gpu_check(tmp_path, SLICE="core+switch", PYTEST_ARGS="-p no:cacheprovider --collect-only")
+    assert "gpu_check: pytest_core+switch exit=0" in run.stdout, run.stdout + run.stderr
+    collected = (tmp_path / "pytest_core+switch.log").read_text()
+    assert "tests/test_bit_identity.py::" in collected and "tests/test_switch.py::" in collected
+    assert "tests/test_sum.py::" not in collected
+    run = gpu_check(tmp_path, SLICE="core+bogus")
+    assert run.returncode == 2 and "SLICE must be one of" in run.stderr and "got 'bogus'" in run.stderr
+
+
 def test_gpu_check_runs_the_quiet_tests_alone_after_a_parallel_run(tmp_path):
     """With -n, the tests marked quiet that PYTEST_ARGS select (here: both)
     leave the slices' runs and run alone after them, in pytest_quiet.log."""
