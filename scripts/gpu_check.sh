@@ -17,8 +17,8 @@
 #                          test_exp_rows test_exp_sums test_extremes test_mean
 #                          test_moment_rows test_norms test_opinfo test_sum_of test_var
 #                  rest    every other file
-#                NAME+NAME... runs those slices in one pytest (fewer idle workers at
-#                the end of each).
+#                NAME+NAME... runs those slices in one pytest, logged as
+#                pytest_NAME_NAME.log.
 #                PYTEST_ARGS are passed on, split as the shell splits words, quotes
 #                kept (e.g. "-n 15" with pytest-xdist, or "-m 'compile or not compile'");
 #                the script passes -q itself (one more hides pytest's summary line).
@@ -133,7 +133,7 @@ if has test; then
   fi
   deselect=(); for t in "${quiet[@]}"; do deselect+=(--deselect "$t"); done
   for s in $slices; do
-    name=pytest_$s; [[ $s == all ]] && name=pytest
+    name=pytest_${s//+/_}; [[ $s == all ]] && name=pytest  # no "+" in a log's name: plain names copy anywhere
     # shellcheck disable=SC2046
     run_pytest "$name" $(files_of "$s") -q -ra "${pytest_args[@]}" "${deselect[@]}"
   done

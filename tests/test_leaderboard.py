@@ -217,10 +217,10 @@ def test_gpu_check_says_which_pytest_the_budget_stopped_or_left_out(tmp_path):
 
 def test_gpu_check_joins_slices_named_with_a_plus_into_one_pytest(tmp_path):
     """SLICE="core+switch": one pytest over both slices' files, logged as
-    pytest_core+switch.log; a part that names no slice is refused."""
+    pytest_core_switch.log; a part that names no slice is refused."""
     run = gpu_check(tmp_path, SLICE="core+switch", PYTEST_ARGS="-p no:cacheprovider --collect-only")
-    assert "gpu_check: pytest_core+switch exit=0" in run.stdout, run.stdout + run.stderr
-    collected = (tmp_path / "pytest_core+switch.log").read_text()
+    assert "gpu_check: pytest_core_switch exit=0" in run.stdout, run.stdout + run.stderr
+    collected = (tmp_path / "pytest_core_switch.log").read_text()
     assert "tests/test_bit_identity.py::" in collected and "tests/test_switch.py::" in collected
     assert "tests/test_sum.py::" not in collected
     run = gpu_check(tmp_path, SLICE="core+bogus")
