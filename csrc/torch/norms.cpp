@@ -113,8 +113,7 @@ at::Tensor vector_norm_impl(const at::Tensor &self, const at::Scalar &ord, at::O
     norm = power_at_zero(sum_op().call(magnitude.mul(magnitude), dim, keepdim, std::nullopt), 0.5);
   } else {
     // below p = 1 the slope of |x|^p is infinite at 0, where torch's gradient is 0
-    const at::Tensor powers =
-        p < 1 && gradient_recorded(x) ? power_at_zero(magnitude, p) : pow_each_op().call(magnitude, p);
+    const at::Tensor powers = p < 1 ? power_at_zero(magnitude, p) : pow_each_op().call(magnitude, p);
     // p < 0: |0|^p is inf, the sum inf and its root 0, as torch's
     norm = power_at_zero(sum_op().call(powers, dim, keepdim, std::nullopt), 1.0 / p);
   }

@@ -17,7 +17,7 @@ const c10::TypedOperatorHandle<PowEachFn> &pow_each_op();
 // x^p for x >= 0 by redux::_pow_each (x^0.5 a correctly rounded sqrt, and
 // opaque to torch.compile), with a zero gradient where x is 0, as torch's
 // norm and std backward give there: not the nan of an infinite slope
-// (p < 1) times a zero one.
+// (p < 1) times a zero one. Without a gradient recorded, _pow_each alone.
 at::Tensor power_at_zero(const at::Tensor &x, double exponent);
 
 }  // namespace redux_shim
